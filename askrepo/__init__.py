@@ -1,0 +1,8 @@
+"""askrepo: ask questions about a code base, get answers with exact path:line citations."""
+
+import os as _os
+
+# onnxruntime phones home ~9 s after start unless this is set before it is imported.
+_os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+__version__ = "0.1.0"

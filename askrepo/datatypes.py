@@ -1,0 +1,113 @@
+"""Small result types shared by every module. They print as JSON via ``to_dict``.
+
+LanceDB / Arrow objects never leave ``store.py``; everything else speaks these.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# File classes: what a file is *for*. Tests and docs are filtered out of search by default.
+CODE, TEST, DOC, CONFIG = "code", "test", "doc", "config"
+
+
+class _JSON:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kw)
+
+
+@dataclass
+class SourceFile(_JSON):
+    """A file the walker decided to index (content is read again when it is chunked)."""
+
+    path: str  # repo-relative, POSIX separators
+    language: str | None  # tree-sitter-language-pack name ("python", "tsx", ...) or None
+    file_class: str  # code | test | doc | config
+    size: int
+    sha: str  # sha256 of the raw bytes
+
+
+@dataclass
+class Chunk(_JSON):
+    """A contiguous, 1-based inclusive line range of one file."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    language: str | None
+    kind: str  # function | method | class | window | section | text
+    symbol: str | None = None  # qualified: "Class.method"
+    signature: str | None = None  # first line(s) of the definition, for enrichment
+    calls: list[str] = field(default_factory=list)  # identifiers this chunk calls
+    file_class: str = CODE
+    file_sha: str = ""
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass
+class Hit(_JSON):
+    """One search result, in rank order."""
+
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    language: str | None
+    score: float
+    sources: dict[str, int | None]  # {"dense": rank or None, "fts": rank or None} (1-based)
+    expanded_from: str | None
+    text: str
+    file_class: str = CODE
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("calls")
+        return d
+
+
+@dataclass
+class Citation(_JSON):
+    n: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    commit: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass
+class Answer(_JSON):
+    question: str
+    answer: str
+    citations: list[Citation]
+    invalid_citations: list[int]
+    retrieved: list[Hit]
+    backend: str
+    model: str
+    timings_ms: dict[str, float]
+    refused: bool = False  # answered "not in this code base" without asking the model
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["retrieved"] = [h.to_dict() for h in self.retrieved]
+        return d
