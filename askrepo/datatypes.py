@@ -47,6 +47,7 @@ class Chunk(_JSON):
     calls: list[str] = field(default_factory=list)  # identifiers this chunk calls
     file_class: str = CODE
     file_sha: str = ""
+    context: str | None = None  # optional one-line LLM summary (`askrepo index --contextual`)
 
     @property
     def location(self) -> str:

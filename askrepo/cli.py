@@ -1,0 +1,356 @@
+"""The ``askrepo`` command line. Thin: parse options, call the library, print.
+
+Library exceptions (``AskrepoError``) become one red line on stderr and a non-zero exit code.
+Heavy modules (lancedb, fastembed, tree-sitter) are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+app = typer.Typer(
+    name="askrepo",
+    help="Ask questions about a code base; get answers with exact path:line citations. "
+    "Fully offline: local embeddings, local index, local model.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def friendly(fn):
+    """Turn library errors and Ctrl-C into one-line messages with a non-zero exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any):
+        from .errors import AskrepoError
+
+        try:
+            return fn(*args, **kwargs)
+        except AskrepoError as exc:
+            fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            fail("Interrupted — nothing was committed; the previous index is still usable.", 130)
+        except BrokenPipeError:
+            raise typer.Exit(0) from None
+
+    return wrapper
+
+
+def default_repo(repo: Path | None) -> Path:
+    """--repo, else the git top-level of the current directory, else the current directory."""
+    if repo is not None:
+        return repo.expanduser().resolve()
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if top.returncode == 0 and top.stdout.strip():
+            return Path(top.stdout.strip()).resolve()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return Path.cwd().resolve()
+
+
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# index
+
+
+@app.command()
+@friendly
+def index(
+    path: Annotated[
+        Path | None, typer.Argument(help="Repository to index (default: current git repo).")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Embedding model: minilm (default, embedded), minilm-fp32, minilm-int8, "
+            "jina-code (needs a one-time download). Env: ASKREPO_MODEL.",
+        ),
+    ] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rebuild from scratch (e.g. after damage).")
+    ] = False,
+    contextual: Annotated[
+        bool,
+        typer.Option(
+            "--contextual",
+            help="Add a one-line LLM summary to every chunk (slow; uses the `ask` backend).",
+        ),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Index a repository: walk (respecting .gitignore), chunk by AST, embed, store.
+
+    Re-running only re-embeds files whose content changed. An interrupted run leaves the
+    previous index usable.
+    """
+    from .indexer import index_repo
+
+    root = default_repo(path)
+    llm = None
+    if contextual or os.environ.get("ASKREPO_CONTEXTUAL") == "1":
+        from .llm import choose_backend
+
+        llm = choose_backend(os.environ.get("ASKREPO_BACKEND", "auto"))
+    with _IndexProgress(enabled=not json_out and err.is_terminal) as prog:
+        summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
+    if json_out:
+        print(json.dumps(summary.to_dict(), ensure_ascii=False))
+        return
+    _print_index_summary(summary)
+
+
+class _IndexProgress:
+    """Rich progress bars on stderr (files chunked, chunks embedded with rate and ETA)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.progress = None
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            self.progress.start()
+        return self
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.progress is None:
+            return
+        labels = {
+            "walk": "walking files",
+            "chunk": "chunking",
+            "embed": "embedding",
+            "fts": "full-text index",
+        }
+        task = self.tasks.get(stage)
+        if task is None:
+            task = self.progress.add_task(labels.get(stage, stage), total=None, rate="")
+            self.tasks[stage] = task
+        fields: dict[str, Any] = {}
+        if stage == "embed":
+            t = self.progress.tasks[task]
+            elapsed = t.elapsed or 0.0
+            if elapsed > 0 and done:
+                fields["rate"] = f"{done / elapsed:.0f} chunks/s"
+        self.progress.update(
+            task, completed=done, total=total if total and total > 0 else None, **fields
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _print_index_summary(s: Any) -> None:
+    from rich.table import Table
+
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_row("repository", s.repo)
+    t.add_row(
+        "files",
+        f"{s.files_total} indexed ({s.files_indexed} new/changed, {s.files_unchanged} "
+        f"unchanged, {s.files_removed} removed)",
+    )
+    if s.skipped:
+        t.add_row("skipped", ", ".join(f"{n} {why}" for why, n in s.skipped.items()))
+    langs = ", ".join(f"{lang} {n}" for lang, n in list(s.chunks_by_language.items())[:8])
+    t.add_row("chunks", f"{s.chunks_total} ({s.chunks_embedded} embedded this run) — {langs}")
+    if s.redactions:
+        t.add_row("secrets", f"{s.redactions} redacted before embedding and storage")
+    stages = " · ".join(f"{k} {v:.2f}s" for k, v in s.timings_s.items())
+    rate = f" · {s.embed_rate:.0f} chunks/s" if s.embed_rate else ""
+    t.add_row("time", stages + rate)
+    t.add_row("model", f"{s.model} ({s.model_id})")
+    t.add_row("index", s.index_path)
+    if s.rebuilt:
+        t.add_row("rebuilt", s.rebuilt)
+    out.print(t)
+
+
+# ----------------------------------------------------------------------------------------------
+# search
+
+
+@app.command()
+@friendly
+def search(
+    query: Annotated[str, typer.Argument(help="A question or an identifier.")],
+    repo: RepoOpt = None,
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of results.")] = 8,
+    mode: Annotated[str, typer.Option(help="dense | fts | hybrid")] = "hybrid",
+    include_tests: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-tests/--exclude-tests",
+            help="Force tests in/out (default: auto from the question; ASKREPO_EXCLUDE_TESTS).",
+            show_default=False,
+        ),
+    ] = None,
+    include_docs: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-docs/--exclude-docs",
+            help="Force docs in/out (default: auto from the question; ASKREPO_EXCLUDE_DOCS).",
+            show_default=False,
+        ),
+    ] = None,
+    expand: Annotated[
+        bool, typer.Option("--expand", help="Add definitions the hits call, and callers.")
+    ] = False,
+    expand_depth: Annotated[int, typer.Option(help="Call-graph levels for --expand.")] = 2,
+    max_per_file: Annotated[int, typer.Option(help="At most this many hits per file.")] = 3,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show dense/FTS ranks, fused score, filters.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
+) -> None:
+    """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
+    from .retriever import Retriever, SearchOptions
+    from .store import worktree_changed
+
+    root = default_repo(repo)
+    retriever = Retriever.open(root, model=model)
+    opts = SearchOptions(
+        k=k,
+        mode=mode,
+        include_tests=include_tests,
+        include_docs=include_docs,
+        expand=expand,
+        expand_depth=expand_depth,
+        max_per_file=max_per_file,
+    )
+    result = retriever.search(query, opts)
+    if worktree_changed(retriever.store):
+        err.print(
+            f"[yellow]note:[/] the working tree changed since it was indexed — "
+            f"run `askrepo index {root}` to refresh",
+            highlight=False,
+        )
+    if json_out:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return
+    print_hits(result, explain=explain)
+
+
+def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    if not result.hits:
+        out.print(f"No results for {result.query!r}.")
+        return
+    t = Table(box=None, header_style="bold")
+    t.add_column("#", justify="right")
+    t.add_column("location")
+    t.add_column("symbol")
+    t.add_column("score", justify="right")
+    if explain:
+        t.add_column("dense", justify="right")
+        t.add_column("fts", justify="right")
+        t.add_column("note")
+    for h in result.hits:
+        row = [str(h.rank), h.location, h.symbol or f"({h.kind})", f"{h.score:.4f}"]
+        if explain:
+            d, f = h.sources.get("dense"), h.sources.get("fts")
+            note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
+            row += [str(d) if d else "-", str(f) if f else "-", note]
+        t.add_row(*row)
+    out.print(t)
+    if explain:
+        out.print(
+            f"[dim]mode {result.mode} · RRF k=60 · filters: "
+            f"{', '.join(result.filters) or 'none'} · {result.elapsed_ms:.0f} ms[/]"
+        )
+    for h in result.hits:
+        lines = h.text.split("\n")
+        snippet = "\n".join(lines[:preview_lines])
+        out.print(f"\n[bold cyan]{h.rank}. {h.location}[/] [dim]{h.symbol or ''}[/]")
+        out.print(
+            Syntax(
+                snippet,
+                h.language or "text",
+                line_numbers=True,
+                start_line=h.start_line,
+                word_wrap=False,
+                theme="ansi_dark",
+            )
+        )
+        if len(lines) > preview_lines:
+            out.print(f"[dim]   … {len(lines) - preview_lines} more lines[/]")
+
+
+# ----------------------------------------------------------------------------------------------
+# ask / eval live in their own modules; registered here.
+
+
+def _register_optional() -> None:
+    from .cli_ask import ask
+    from .cli_eval import eval_cmd
+
+    app.command("ask")(friendly(ask))
+    app.command("eval")(friendly(eval_cmd))
+
+
+_register_optional()
+
+
+def main() -> None:
+    try:
+        app()
+    except BrokenPipeError:  # e.g. `askrepo search … | head`
+        sys.stderr.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,399 @@
+"""Hybrid retrieval: dense + full-text, fused by Reciprocal Rank Fusion.
+
+The ranking-critical pieces are pure functions (``rrf``, ``detect_scope``, ``merge_overlaps``,
+``diversify``) tested with hand-worked numbers; ``Retriever.search`` wires them to the store.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import config
+from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit
+from .errors import UsageError
+
+RRF_K = 60
+SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agree on
+MAX_K = 100
+MAX_QUERY_CHARS = 100_000
+DENSE_QUERY_CHARS = 1_500  # the embedding model reads ~256 tokens; keep the informative head
+MODES = ("dense", "fts", "hybrid")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure functions
+
+
+def rrf(
+    ranked: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
+    """Reciprocal Rank Fusion: ``score(d) = Σ_s w_s / (k + rank_s(d))`` with 1-based ranks.
+
+    Returns (id, score) best first; ties keep the order of first appearance (list by list).
+    A duplicate id inside one list counts at its best rank only.
+    """
+    scores: dict[str, float] = {}
+    for i, ids in enumerate(ranked):
+        w = 1.0 if weights is None else weights[i]
+        seen: set[str] = set()
+        for rank, doc in enumerate(ids, 1):
+            if doc in seen:
+                continue
+            seen.add(doc)
+            scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
+    order = {doc: n for n, doc in enumerate(scores)}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+_TEST_WORDS = re.compile(
+    r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
+    r"mocked|conftest|test suite|coverage)\b",
+    re.I,
+)
+_DOC_WORDS = re.compile(
+    r"\b(readme|docs?|documentation|documented|document|changelog|tutorial|guide|"
+    r"manual|user guide|faq|examples? in the docs|markdown|rst)\b",
+    re.I,
+)
+
+
+def detect_scope(query: str) -> tuple[bool, bool]:
+    """Whether a question is about tests and/or docs: (include_tests, include_docs).
+
+    "where is X tested", "which tests cover Y" → tests; "what does the README say" → docs.
+    """
+    return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
+
+
+def allowed_classes(include_tests: bool, include_docs: bool) -> set[str]:
+    classes = {CODE, CONFIG}
+    if include_tests:
+        classes.add(TEST)
+    if include_docs:
+        classes.add(DOC)
+    return classes
+
+
+def _join_lines(a: Chunk, b: Chunk) -> str:
+    """Text of the union of two overlapping line ranges of the same file."""
+    a_lines, b_lines = a.text.split("\n"), b.text.split("\n")
+    lines: dict[int, str] = {}
+    for start, chunk_lines in ((b.start_line, b_lines), (a.start_line, a_lines)):
+        for i, line in enumerate(chunk_lines):
+            lines[start + i] = line
+    lo, hi = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
+    return "\n".join(lines.get(n, "") for n in range(lo, hi + 1))
+
+
+def merge_overlaps(hits: list[Hit]) -> list[Hit]:
+    """Merge hits of one file whose line ranges overlap into the best-ranked one (in order)."""
+    out: list[Hit] = []
+    for h in hits:
+        for kept in out:
+            if (
+                kept.path == h.path
+                and kept.start_line <= h.end_line
+                and h.start_line <= kept.end_line
+                and kept.expanded_from == h.expanded_from
+            ):
+                a = Chunk(kept.path, kept.start_line, kept.end_line, kept.text, None, kept.kind)
+                b = Chunk(h.path, h.start_line, h.end_line, h.text, None, h.kind)
+                kept.text = _join_lines(a, b)
+                kept.start_line = min(kept.start_line, h.start_line)
+                kept.end_line = max(kept.end_line, h.end_line)
+                kept.symbol = kept.symbol or h.symbol
+                for src, rank in h.sources.items():
+                    if rank is not None and (
+                        kept.sources.get(src) is None or rank < kept.sources[src]
+                    ):
+                        kept.sources[src] = rank
+                break
+        else:
+            out.append(h)
+    return out
+
+
+def diversify(hits: list[Hit], k: int, max_per_file: int) -> list[Hit]:
+    """Top ``k`` with at most ``max_per_file`` hits per file, unless nothing else is left."""
+    if max_per_file <= 0:
+        return hits[:k]
+    picked: list[Hit] = []
+    overflow: list[Hit] = []
+    per_file: dict[str, int] = {}
+    for h in hits:
+        if per_file.get(h.path, 0) < max_per_file:
+            per_file[h.path] = per_file.get(h.path, 0) + 1
+            picked.append(h)
+        else:
+            overflow.append(h)
+        if len(picked) >= k:
+            break
+    if len(picked) < k:
+        picked.extend(overflow[: k - len(picked)])
+    return picked
+
+
+def dense_query_text(query: str) -> str:
+    """What the embedding model reads: short queries as they are; long ones (a pasted issue or
+    stack trace) as their head plus the informative terms (identifiers, file names)."""
+    if len(query) <= DENSE_QUERY_CHARS:
+        return query
+    from .identifiers import fts_query
+
+    return query[: DENSE_QUERY_CHARS // 2] + "\n" + fts_query(query, max_terms=48)
+
+
+# ---------------------------------------------------------------------------------------------
+# The retriever
+
+
+@dataclass
+class SearchOptions:
+    k: int = 8
+    mode: str = "hybrid"
+    include_tests: bool | None = None  # None: auto-detect from the question (and env)
+    include_docs: bool | None = None
+    scope: bool = True  # False: no test/doc prefilter at all (for ablation)
+    expand: bool = False
+    expand_depth: int = 2
+    max_per_file: int = 3
+    candidates: int = 50
+    extra_queries: list[str] = field(default_factory=list)
+    symbol_boost: bool = True
+
+
+@dataclass
+class SearchResult:
+    query: str
+    repo: str
+    mode: str
+    elapsed_ms: float
+    hits: list[Hit]
+    filters: list[str]
+    stale: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "repo": self.repo,
+            "mode": self.mode,
+            "elapsed_ms": round(self.elapsed_ms, 2),
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+def _validate(query: str, opts: SearchOptions) -> None:
+    if not query or not query.strip():
+        raise UsageError("The query is empty — ask a question or name an identifier")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"The query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} — "
+            "paste the relevant part only"
+        )
+    if opts.k < 1:
+        raise UsageError(f"k must be at least 1 (got {opts.k})")
+    if opts.mode not in MODES:
+        raise UsageError(f"Unknown mode {opts.mode!r} — use one of: {', '.join(MODES)}")
+
+
+class Retriever:
+    """Search one index. The embedding model is loaded on first use and kept."""
+
+    def __init__(self, store: Any, embedder: Any = None):
+        self.store = store
+        self._embedder = embedder
+
+    @classmethod
+    def open(cls, repo: Path, model: str | None = None, embedder: Any = None) -> Retriever:
+        from .store import open_index
+
+        return cls(open_index(Path(repo), model), embedder)
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from .embedder import load_embedder
+            from .errors import IndexIncompatibleError
+
+            emb = load_embedder(self.store.model_name)
+            if emb.model_id != self.store.model_id:
+                raise IndexIncompatibleError(
+                    f"The index was built with {self.store.model_id} but model "
+                    f"{self.store.model_name} is now {emb.model_id} — "
+                    f"run `askrepo index --rebuild {self.store.repo}`"
+                )
+            self._embedder = emb
+        return self._embedder
+
+    def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
+        opts = opts or SearchOptions()
+        _validate(query, opts)
+        t0 = time.perf_counter()
+        self.store.refresh()
+        k = min(opts.k, MAX_K)
+        n = max(opts.candidates, k * 3)
+
+        filters: list[str] = []
+        classes: set[str] | None = None
+        if opts.scope:
+            auto_tests, auto_docs = detect_scope(query)
+            inc_tests = opts.include_tests
+            if inc_tests is None:
+                inc_tests = auto_tests or not config.exclude_tests()
+            inc_docs = opts.include_docs
+            if inc_docs is None:
+                inc_docs = auto_docs or not config.exclude_docs()
+            classes = allowed_classes(inc_tests, inc_docs)
+            if not inc_tests:
+                filters.append("tests excluded")
+            if not inc_docs:
+                filters.append("docs excluded")
+
+        chunks: dict[str, Chunk] = {}
+        lists: list[list[str]] = []
+        weights: list[float] = []
+        dense_ids: list[str] = []
+        fts_ids: list[str] = []
+
+        if opts.mode in ("dense", "hybrid"):
+            texts = [dense_query_text(query)] + [q for q in opts.extra_queries if q.strip()]
+            for text in texts:
+                vec = self.embedder.embed_query(text)
+                ids = []
+                for cid, chunk, _ in self.store.dense(vec, n, classes):
+                    chunks[cid] = chunk
+                    ids.append(cid)
+                lists.append(ids)
+                weights.append(1.0)
+                if not dense_ids:
+                    dense_ids = ids
+        if opts.mode in ("fts", "hybrid"):
+            from .identifiers import fts_query
+
+            fq = fts_query(query)
+            for cid, chunk, _ in self.store.fts(fq, n, classes) if fq else []:
+                chunks[cid] = chunk
+                fts_ids.append(cid)
+            lists.append(fts_ids)
+            weights.append(1.0)
+
+        fused = rrf(lists, weights=weights)
+        symbol_ids: list[str] = []
+        if opts.mode == "hybrid" and opts.symbol_boost:
+            symbol_ids = self._symbol_matches(query, classes, chunks, dict(fused))
+            if symbol_ids:
+                fused = rrf(lists + [symbol_ids], weights=weights + [SYMBOL_WEIGHT])
+
+        dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
+        fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
+        hits = [
+            _hit(chunks[cid], score, {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)})
+            for cid, score in fused
+        ]
+        hits = diversify(merge_overlaps(hits), k, opts.max_per_file)
+        if opts.expand:
+            hits += self._expand(hits, classes, opts.expand_depth, limit=k)
+        for i, h in enumerate(hits, 1):
+            h.rank = i
+        if symbol_ids:
+            filters.append(f"{len(symbol_ids)} exact symbol match(es) boosted")
+        return SearchResult(
+            query=query,
+            repo=str(self.store.repo),
+            mode=opts.mode,
+            elapsed_ms=(time.perf_counter() - t0) * 1000,
+            hits=hits,
+            filters=filters,
+        )
+
+    def _symbol_matches(
+        self,
+        query: str,
+        classes: set[str] | None,
+        chunks: dict[str, Chunk],
+        base: dict[str, float],
+    ) -> list[str]:
+        """Ids of definitions whose symbol equals an identifier named in the query (or its
+        dotted form), ordered by their fused dense/FTS score."""
+        from .identifiers import query_identifiers
+
+        names = query_identifiers(query)
+        if not names:
+            return []
+        wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
+        found: list[str] = []
+        for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50):
+            if chunk.kind in ("window", "text", "section"):
+                continue
+            sym = chunk.symbol or ""
+            exact = sym in names or sym.split(".")[-1] in names
+            if exact:
+                chunks[cid] = chunk
+                found.append(cid)
+        return sorted(found, key=lambda c: -base.get(c, 0.0))
+
+    def _expand(
+        self, hits: list[Hit], classes: set[str] | None, depth: int, limit: int
+    ) -> list[Hit]:
+        """Definitions the hits call (up to ``depth`` levels) and a few of their callers."""
+        seen = {(h.path, h.start_line) for h in hits}
+        out: list[Hit] = []
+        frontier = list(hits)
+        for _ in range(max(depth, 0)):
+            nxt: list[Hit] = []
+            for h in frontier:
+                origin = f"{h.path}:{h.start_line}-{h.end_line}" + (
+                    f" ({h.symbol})" if h.symbol else ""
+                )
+                callees = [c for c in h.calls if c and c != (h.symbol or "").split(".")[-1]]
+                for _, chunk, _ in self.store.by_symbol(callees[:20], classes, limit=20):
+                    name = (chunk.symbol or "").split(".")[-1]
+                    if name not in callees or chunk.kind in ("window", "text"):
+                        continue
+                    key = (chunk.path, chunk.start_line)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    new = _hit(chunk, 0.0, {"dense": None, "fts": None}, origin)
+                    out.append(new)
+                    nxt.append(new)
+                    if len(out) >= limit:
+                        return out
+            frontier = nxt
+        for h in hits[:3]:
+            name = (h.symbol or "").split(".")[-1]
+            if not name or h.kind in ("window", "text", "section"):
+                continue
+            for _, chunk, _ in self.store.callers(name, classes, limit=3):
+                key = (chunk.path, chunk.start_line)
+                if key in seen:
+                    continue
+                seen.add(key)
+                origin = f"caller of {h.symbol}"
+                out.append(_hit(chunk, 0.0, {"dense": None, "fts": None}, origin))
+                if len(out) >= limit:
+                    return out
+        return out
+
+
+def _hit(chunk: Chunk, score: float, sources: dict[str, int | None], origin: str | None = None):
+    return Hit(
+        rank=0,
+        path=chunk.path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol=chunk.symbol,
+        kind=chunk.kind,
+        language=chunk.language,
+        score=round(score, 6),
+        sources=dict(sources),
+        expanded_from=origin,
+        text=chunk.text,
+        file_class=chunk.file_class,
+        calls=list(chunk.calls),
+    )

@@ -1,0 +1,122 @@
+"""Pure ranking functions, with hand-worked numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from askrepo.datatypes import Hit
+from askrepo.retriever import (
+    allowed_classes,
+    dense_query_text,
+    detect_scope,
+    diversify,
+    merge_overlaps,
+    rrf,
+)
+
+
+def test_rrf_hand_worked():
+    # a: 1/61 = .016393 ; b: 1/62 + 1/61 = .032522 ; c: 1/63 = .015873 ; d: 1/62 = .016129
+    fused = rrf([["a", "b", "c"], ["b", "d"]], k=60)
+    assert [d for d, _ in fused] == ["b", "a", "d", "c"]
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["c"] == pytest.approx(1 / 63)
+    assert scores["d"] == pytest.approx(1 / 62)
+
+
+def test_rrf_weights_and_small_k():
+    # k=1: x: 1/2 + 1/3 = .8333, y: 1/3 + 1/2 = .8333 (tie -> first appearance), z: 3 * 1/2 = 1.5
+    fused = rrf([["x", "y"], ["y", "x"], ["z"]], k=1, weights=[1, 1, 3])
+    assert [d for d, _ in fused] == ["z", "x", "y"]
+    assert dict(fused)["z"] == pytest.approx(1.5)
+    assert dict(fused)["x"] == pytest.approx(1 / 2 + 1 / 3)
+
+
+def test_rrf_duplicate_in_one_list_counts_once_and_empty_lists():
+    assert rrf([["a", "a", "b"]], k=60) == [
+        ("a", pytest.approx(1 / 61)),
+        ("b", pytest.approx(1 / 63)),
+    ]
+    assert rrf([[], []]) == []
+
+
+def test_symbol_weight_puts_exact_definition_first():
+    # dense and fts agree on "b" at rank 1 (2/61 = .0328); the symbol list names "c" (10/61 = .164)
+    fused = rrf([["b", "c"], ["b"], ["c"]], weights=[1, 1, 10])
+    assert fused[0][0] == "c"
+
+
+@pytest.mark.parametrize(
+    "question, tests, docs",
+    [
+        ("where is authentication handled?", False, False),
+        ("where is authenticate_user tested?", True, False),
+        ("which tests cover the cart total?", True, False),
+        ("show me the pytest fixtures for the session store", True, False),
+        ("what does the README say about installation?", False, True),
+        ("is the retry decorator documented anywhere in the docs?", False, True),
+        ("how are test and docs files classified?", True, True),
+        ("latest release notes in the changelog", False, True),
+        ("parse the query string", False, False),
+        ("contest results", False, False),
+    ],
+)
+def test_detect_scope(question, tests, docs):
+    assert detect_scope(question) == (tests, docs)
+
+
+def test_allowed_classes():
+    assert allowed_classes(False, False) == {"code", "config"}
+    assert allowed_classes(True, True) == {"code", "config", "test", "doc"}
+
+
+def _hit(path, start, end, text=None, rank=0):
+    text = text if text is not None else "\n".join(f"L{n}" for n in range(start, end + 1))
+    return Hit(
+        rank,
+        path,
+        start,
+        end,
+        None,
+        "window",
+        "python",
+        1.0,
+        {"dense": rank or None, "fts": None},
+        None,
+        text,
+    )
+
+
+def test_merge_overlaps_unions_ranges_and_text():
+    a = _hit("x.py", 10, 20, rank=1)
+    b = _hit("y.py", 1, 5, rank=2)
+    c = _hit("x.py", 18, 25, rank=3)
+    d = _hit("x.py", 26, 30, rank=4)  # adjacent, not overlapping: kept apart
+    merged = merge_overlaps([a, b, c, d])
+    assert [(h.path, h.start_line, h.end_line) for h in merged] == [
+        ("x.py", 10, 25),
+        ("y.py", 1, 5),
+        ("x.py", 26, 30),
+    ]
+    assert merged[0].text.split("\n") == [f"L{n}" for n in range(10, 26)]
+    assert merged[0].sources["dense"] == 1
+
+
+def test_diversify_caps_per_file_then_fills():
+    hits = [_hit("a.py", i * 10, i * 10 + 5) for i in range(1, 6)] + [_hit("b.py", 1, 2)]
+    top = diversify(hits, k=4, max_per_file=2)
+    assert [h.path for h in top] == ["a.py", "a.py", "b.py", "a.py"]
+    # nothing else left: overflow fills the remaining slots
+    assert len(diversify(hits[:5], k=4, max_per_file=2)) == 4
+    assert diversify(hits, k=3, max_per_file=0) == hits[:3]
+
+
+def test_dense_query_text_keeps_short_queries_and_trims_long_ones():
+    assert dense_query_text("where is auth?") == "where is auth?"
+    trace = "Traceback (most recent call last):\n" + '  File "x.py", line 3, in f\n' * 2000
+    trace += "KeyError: resolve_command_name"
+    text = dense_query_text(trace)
+    assert len(text) < 3000
+    assert "resolve_command_name" in text

@@ -1,0 +1,200 @@
+"""Index + store with real LanceDB and the real chunker; a fake embedder counts embed calls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from askrepo.errors import IndexIncompatibleError, IndexLockedError, NoIndexError, UsageError
+from askrepo.indexer import index_repo
+from askrepo.retriever import Retriever, SearchOptions
+from askrepo.store import IndexWriter, open_index, worktree_changed
+from tests.fakes import FakeEmbedder
+
+AUTH = '''"""Authentication."""
+import hmac
+
+
+def authenticate_user(username, password, users):
+    """Check a user's password against the stored hash."""
+    stored = users.get(username)
+    if stored is None:
+        return False
+    return hmac.compare_digest(stored, hash_password(password))
+
+
+def hash_password(password):
+    return "h" + password[::-1]
+'''
+
+CART = '''class Cart:
+    """A shopping cart."""
+
+    def __init__(self):
+        self.items = []
+
+    def add_item(self, item, qty=1):
+        self.items.append((item, qty))
+
+    def total(self):
+        return sum(price * qty for price, qty in self.items)
+'''
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "shop").mkdir(parents=True)
+    (root / "shop" / "auth.py").write_text(AUTH)
+    (root / "shop" / "cart.py").write_text(CART)
+    (root / "README.md").write_text("# Shop\n\nA tiny shop.\n")
+    return root
+
+
+def _ids_by_path(root, emb):
+    r = Retriever.open(root, embedder=emb)
+    rows = r.store.where("true", limit=1000)
+    out = {}
+    for cid, chunk, _ in rows:
+        out.setdefault(chunk.path, set()).add(cid)
+    return out
+
+
+def test_index_then_search_fts_and_symbol(repo):
+    emb = FakeEmbedder()
+    s = index_repo(repo, embedder=emb)
+    assert s.files_total == 3 and s.files_indexed == 3 and s.files_unchanged == 0
+    assert s.chunks_total == s.chunks_embedded > 0
+    assert s.chunks_by_language.get("python", 0) >= 4
+    r = Retriever.open(repo, embedder=emb)
+    res = r.search("authenticate_user", SearchOptions(k=3))
+    assert res.hits[0].symbol == "authenticate_user"
+    assert res.hits[0].path == "shop/auth.py"
+    assert (res.hits[0].start_line, res.hits[0].end_line) == (5, 11)
+    assert res.hits[0].text.startswith("def authenticate_user")
+    fts = r.search("compare digest", SearchOptions(k=3, mode="fts"))
+    assert fts.hits[0].symbol == "authenticate_user"
+    assert fts.hits[0].sources["fts"] == 1 and fts.hits[0].sources["dense"] is None
+    # docs are filtered unless asked for
+    assert all(h.path != "README.md" for h in r.search("tiny shop", SearchOptions(k=10)).hits)
+    assert any(
+        h.path == "README.md"
+        for h in r.search("what does the README say", SearchOptions(k=10)).hits
+    )
+
+
+def test_incremental_reembeds_only_changed_file_and_drops_removed(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    before = _ids_by_path(repo, emb)
+    emb.texts.clear()
+
+    again = index_repo(repo, embedder=emb)
+    assert again.files_indexed == 0 and again.chunks_embedded == 0 and emb.texts == []
+
+    (repo / "shop" / "cart.py").write_text(
+        CART + "\n    def clear(self):\n        self.items = []\n"
+    )
+    s = index_repo(repo, embedder=emb)
+    assert s.files_indexed == 1 and s.files_unchanged == 2
+    assert emb.texts and all("cart.py" in t or "Cart" in t or "self" in t for t in emb.texts)
+    after = _ids_by_path(repo, emb)
+    assert after["shop/auth.py"] == before["shop/auth.py"]  # untouched
+    assert after["shop/cart.py"] != before["shop/cart.py"]
+
+    (repo / "shop" / "auth.py").unlink()
+    s = index_repo(repo, embedder=emb)
+    assert s.files_removed == 1
+    assert "shop/auth.py" not in _ids_by_path(repo, emb)
+    assert "shop/auth.py" not in open_index(repo).files()
+
+
+def test_failed_run_leaves_previous_index_usable(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    (repo / "shop" / "auth.py").write_text(AUTH.replace("authenticate_user", "login_user"))
+    broken = FakeEmbedder(fail_on_call=1)
+    with pytest.raises(RuntimeError, match="injected"):
+        index_repo(repo, embedder=broken)
+    # still the old content, consistent, and queryable
+    r = Retriever.open(repo, embedder=emb)
+    assert r.search("authenticate_user", SearchOptions(k=1)).hits[0].symbol == "authenticate_user"
+    assert not r.search("login_user", SearchOptions(k=5, mode="fts")).hits or all(
+        "login_user" not in h.text
+        for h in r.search("login_user", SearchOptions(k=5, mode="fts")).hits
+    )
+    assert worktree_changed(r.store)
+    # the next run completes without --rebuild and sees the change
+    s = index_repo(repo, embedder=emb)
+    assert s.files_indexed == 1 and s.rebuilt is None
+    r = Retriever.open(repo, embedder=emb)
+    assert r.search("login_user", SearchOptions(k=1)).hits[0].symbol == "login_user"
+    assert not worktree_changed(r.store)
+
+
+def test_second_writer_is_refused_with_pid(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    with IndexWriter(repo, emb.model_id, "fake", emb.dim, rebuild=False):
+        with pytest.raises(
+            IndexLockedError, match=r"(?i)another index run is in progress \(pid \d+\)"
+        ):
+            index_repo(repo, embedder=emb)
+
+
+def test_models_get_separate_indexes(repo):
+    a, b = FakeEmbedder(model_id="fake-a"), FakeEmbedder(dim=16, model_id="fake-b")
+    sa, sb = index_repo(repo, embedder=a), index_repo(repo, embedder=b)
+    assert sa.index_path != sb.index_path
+    assert open_index(repo, "fake-b").meta().dim == 16
+
+
+def test_missing_and_damaged_index_messages(repo, tmp_path):
+    with pytest.raises(NoIndexError, match="run `askrepo index"):
+        open_index(repo)
+    emb = FakeEmbedder()
+    s = index_repo(repo, embedder=emb)
+    (tmp_path / "x").mkdir()
+    meta = json.loads((open_index(repo).path / "meta.json").read_text())
+    (open_index(repo).path / "meta.json").write_text("{not json")
+    with pytest.raises(IndexIncompatibleError, match="--rebuild"):
+        open_index(repo)
+    s = index_repo(repo, embedder=emb)  # a damaged index is rebuilt by the next run
+    assert s.rebuilt and s.chunks_total == meta["chunk_count"]
+    # a missing table (partial directory) is detected on first query
+    st = open_index(repo)
+    import shutil
+
+    shutil.rmtree(st.path / "lance")
+    with pytest.raises(IndexIncompatibleError, match="--rebuild"):
+        Retriever(open_index(repo), emb).search("cart")
+
+
+def test_bad_paths(tmp_path):
+    emb = FakeEmbedder()
+    with pytest.raises(UsageError, match="does not exist"):
+        index_repo(tmp_path / "nope", embedder=emb)
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    with pytest.raises(UsageError, match="not a directory"):
+        index_repo(f, embedder=emb)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="No indexable files"):
+        index_repo(tmp_path / "empty", embedder=emb)
+
+
+def test_git_commit_recorded(repo):
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        cwd=repo,
+        check=True,
+    )
+    s = index_repo(repo, embedder=FakeEmbedder())
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    assert s.commit == head
