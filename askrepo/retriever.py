@@ -143,9 +143,9 @@ def dense_query_text(query: str) -> str:
     stack trace) as their head plus the informative terms (identifiers, file names)."""
     if len(query) <= DENSE_QUERY_CHARS:
         return query
-    from .identifiers import fts_query
+    from .identifiers import query_identifiers
 
-    return query[: DENSE_QUERY_CHARS // 2] + "\n" + fts_query(query, max_terms=48)
+    return query[: DENSE_QUERY_CHARS // 2] + "\n" + " ".join(query_identifiers(query)[:48])
 
 
 # ---------------------------------------------------------------------------------------------

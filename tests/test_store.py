@@ -72,7 +72,7 @@ def test_index_then_search_fts_and_symbol(repo):
     res = r.search("authenticate_user", SearchOptions(k=3))
     assert res.hits[0].symbol == "authenticate_user"
     assert res.hits[0].path == "shop/auth.py"
-    assert (res.hits[0].start_line, res.hits[0].end_line) == (5, 11)
+    assert (res.hits[0].start_line, res.hits[0].end_line) == (5, 10)
     assert res.hits[0].text.startswith("def authenticate_user")
     fts = r.search("compare digest", SearchOptions(k=3, mode="fts"))
     assert fts.hits[0].symbol == "authenticate_user"

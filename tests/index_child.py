@@ -1,0 +1,44 @@
+"""Run an index in a child process (for kill / concurrency tests).
+
+usage: python -m tests.index_child ROOT [PAUSE_STAGE] [LOOPS]
+With PAUSE_STAGE, prints "AT <stage>" and sleeps when that stage is first reported, so the parent
+can SIGKILL it there. With LOOPS, re-indexes that many times, toggling a file between two versions.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import askrepo.indexer as indexer
+from askrepo.indexer import index_repo
+from tests.fakes import FakeEmbedder
+
+VERSION_A = "def alpha_handler(request):\n    return 'alpha'\n"
+VERSION_B = "def beta_handler(request):\n    return 'beta'\n"
+
+
+def main() -> None:
+    root = Path(sys.argv[1])
+    pause = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
+    loops = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    indexer.EMBED_BATCH = 4  # many small table writes, so a kill can land between them
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == pause and (stage != "embed" or done >= 8):
+            print("AT", stage, flush=True)
+            time.sleep(120)
+
+    if loops:
+        for i in range(loops):
+            (root / "toggle.py").write_text(VERSION_A if i % 2 else VERSION_B)
+            index_repo(root, embedder=FakeEmbedder())
+        print("DONE", flush=True)
+        return
+    index_repo(root, embedder=FakeEmbedder(), progress=progress)
+    print("DONE", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Crash safety and concurrency with real processes, real LanceDB and the real chunker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from askrepo.indexer import index_repo
+from askrepo.retriever import Retriever, SearchOptions
+from askrepo.store import open_index
+from tests.fakes import FakeEmbedder
+from tests.index_child import VERSION_A
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _make_repo(root: Path, n: int = 12) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    for i in range(n):
+        body = "\n\n".join(
+            f"def func_{i}_{j}(x):\n    '''Handle case {j} of module {i}.'''\n    return x + {j}\n"
+            for j in range(5)
+        )
+        (root / "pkg" / f"mod{i}.py").write_text(body)
+    (root / "toggle.py").write_text(VERSION_A)
+    return root
+
+
+def _child(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.index_child", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+
+
+def _snapshot(root: Path) -> list[tuple[str, int, int, str | None]]:
+    r = Retriever.open(root, embedder=FakeEmbedder())
+    hits = r.search("handle case module", SearchOptions(k=20, max_per_file=0)).hits
+    return sorted((h.path, h.start_line, h.end_line, h.symbol) for h in hits)
+
+
+@pytest.mark.parametrize("stage", ["walk", "chunk", "embed", "fts"])
+def test_sigkill_at_each_stage_keeps_previous_index(tmp_path, stage):
+    root = _make_repo(tmp_path / "repo")
+    index_repo(root, embedder=FakeEmbedder())
+    before = _snapshot(root)
+    meta_before = open_index(root).meta()
+
+    # change every file, so the killed run would have rewritten most of the table
+    for p in (root / "pkg").glob("*.py"):
+        p.write_text(p.read_text().replace("Handle case", "Process variant"))
+    child = _child(str(root), stage)
+    try:
+        line = child.stdout.readline()
+        assert line.strip() == f"AT {stage}", child.stderr.read() if child.poll() else line
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+    assert open_index(root).meta().table_version == meta_before.table_version
+    assert _snapshot(root) == before  # the old index answers, unchanged
+
+    s = index_repo(root, embedder=FakeEmbedder())  # completes without --rebuild
+    assert s.rebuilt is None and s.files_indexed == 12
+    r = Retriever.open(root, embedder=FakeEmbedder())
+    top = r.search("process variant", SearchOptions(k=3, mode="fts")).hits
+    assert top and "Process variant" in top[0].text
+
+
+def test_sigkill_at_random_moments(tmp_path):
+    root = _make_repo(tmp_path / "repo")
+    index_repo(root, embedder=FakeEmbedder())
+    for delay in (0.3, 0.8, 1.5, 2.5):
+        for p in (root / "pkg").glob("*.py"):
+            p.write_text(p.read_text() + f"\n# touched {delay}\n")
+        child = _child(str(root), "-")
+        time.sleep(delay)
+        child.kill()
+        child.wait(timeout=30)
+        snap = _snapshot(root)  # never an error, never empty
+        assert snap
+    s = index_repo(root, embedder=FakeEmbedder())
+    assert s.rebuilt is None
+
+
+def test_search_while_indexing_sees_old_or_new_never_a_mix(tmp_path):
+    root = _make_repo(tmp_path / "repo", n=4)
+    index_repo(root, embedder=FakeEmbedder())
+    child = _child(str(root), "-", "6")
+    seen = set()
+    try:
+        r = Retriever.open(root, embedder=FakeEmbedder())
+        deadline = time.time() + 120
+        while child.poll() is None and time.time() < deadline:
+            hits = r.search("handler request", SearchOptions(k=5, mode="fts")).hits
+            names = {h.symbol for h in hits if h.path == "toggle.py"}
+            assert len(names) == 1, names  # exactly one version of toggle.py, never both/none
+            seen |= names
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.wait(timeout=60) == 0, child.stderr.read()
+    assert seen  # searched at least once during the runs
+
+
+def test_two_concurrent_index_runs_one_is_refused(tmp_path):
+    root = _make_repo(tmp_path / "repo")
+    child = _child(str(root), "embed")
+    try:
+        assert child.stdout.readline().strip() == "AT embed"
+        second = subprocess.run(
+            [sys.executable, "-m", "tests.index_child", str(root)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode != 0
+        assert "Another index run is in progress (pid" in second.stderr
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    s = index_repo(root, embedder=FakeEmbedder())
+    assert s.files_total == 13
