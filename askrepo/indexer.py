@@ -117,13 +117,10 @@ def index_repo(
     root = root.resolve()
     enrich = config.enrich() if enrich is None else enrich
 
-    t = time.perf_counter()
-    if embedder is None:
-        from .embedder import load_embedder
-
-        embedder = load_embedder(model)
     model_name = model or config.embed_model()
-    timings["load_model"] = time.perf_counter() - t
+    timings["load_model"] = 0.0
+    if embedder is None:
+        embedder = _LazyEmbedder(model_name, timings)
 
     with IndexWriter(root, embedder.model_id, model_name, embedder.dim, rebuild=rebuild) as w:
         t = time.perf_counter()
@@ -160,6 +157,8 @@ def index_repo(
                 return
             if contextual is not None:
                 _add_context(contextual, batch)
+            if isinstance(embedder, _LazyEmbedder):
+                embedder.load()
             t0 = time.perf_counter()
             vectors = embedder.embed_documents([embed_text(c, enrich) for c in batch])
             timings["embed"] += time.perf_counter() - t0
@@ -242,3 +241,31 @@ def _add_context(llm: Any, chunks: list[Chunk]) -> None:
                 c.context = contextual_summary(llm, c.text, c.path, c.symbol) or None
             except Exception:  # a summary is an optional extra; never fail the index run
                 c.context = None
+
+
+class _LazyEmbedder:
+    """Loads the model only when something needs embedding (a no-op re-index stays fast)."""
+
+    def __init__(self, name: str, timings: dict[str, float]):
+        from .embedder import MODELS, load_embedder
+
+        spec = MODELS.get(name)
+        if spec is None:
+            load_embedder(name)  # raises a UsageError that lists the choices
+        self.name = name
+        self.model_id = spec.model_id
+        self.dim = spec.dim
+        self._timings = timings
+        self._model: Any = None
+
+    def load(self) -> Any:
+        if self._model is None:
+            from .embedder import load_embedder
+
+            t = time.perf_counter()
+            self._model = load_embedder(self.name)
+            self._timings["load_model"] = time.perf_counter() - t
+        return self._model
+
+    def embed_documents(self, texts: list[str]) -> Any:
+        return self.load().embed_documents(texts)
