@@ -1,0 +1,585 @@
+"""askrepo-mcp: a read-only MCP server (stdio) that gives coding agents search over indexed repos.
+
+Tools: search_code, grep_code, find_symbol, get_file_context, read_file, list_files,
+index_status. Every result is JSON with repo-relative ``path``s, 1-based lines and the indexed
+``commit``. Every path goes through ``askrepo.safepath`` (only indexed files inside the repo are
+served); every tool turns failures into an MCP tool error with a one-line message, so one bad
+call never takes the server down.
+
+The MCP SDK is an optional extra: ``pip install "askrepo[mcp]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import functools
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .errors import AskrepoError, UsageError
+
+log = logging.getLogger("askrepo.mcp")
+
+MAX_QUERY_CHARS = 20_000  # search_code query
+MAX_ARG_CHARS = 4_096  # paths, names, globs, repo
+MAX_LINES = 400  # per read_file / get_file_context call
+MAX_BYTES = 64 * 1024  # per read_file / get_file_context call, and total hit text per search
+MAX_LINE_CHARS = 2_000  # a longer line (minified code) is cut
+MAX_K = 20
+MAX_GREP_LIMIT = 200
+MAX_LIST_LIMIT = 1_000
+MAX_SYMBOLS = 50
+MAX_CONTEXT = 200  # before/after lines for get_file_context
+
+INSTRUCTIONS = """\
+askrepo: read-only search over indexed code repositories. Paths are repo-relative, lines 1-based.
+- search_code: natural-language or identifier search (semantic + BM25); start here for "where/how".
+- grep_code: exact text or regex, ranked (definitions first); use for identifiers/error strings.
+- find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
+- get_file_context / read_file: numbered source lines (<= 400 lines per call).
+- list_files, index_status: what is indexed, and whether the index is stale.
+"""
+
+
+# ----------------------------------------------------------------------------------------------
+# The service: plain Python, no MCP types (tested through the protocol in tests/test_mcp.py)
+
+
+def _limit_str(what: str, value: str | None, limit: int = MAX_ARG_CHARS) -> None:
+    if value is not None and len(value) > limit:
+        raise UsageError(
+            f"The {what} is {len(value):,} characters; the limit is {limit:,} — shorten it"
+        )
+
+
+def _clamp(what: str, value: int, lo: int, hi: int) -> int:
+    if value < lo:
+        raise UsageError(f"{what} must be at least {lo} (got {value})")
+    return min(value, hi)
+
+
+def _cut(line: str) -> tuple[str, bool]:
+    if len(line) <= MAX_LINE_CHARS:
+        return line, False
+    return line[:MAX_LINE_CHARS] + " …[line cut]", True
+
+
+class RepoHandle:
+    """One served repository: its index (opened lazily, refreshed per call) and a Retriever."""
+
+    def __init__(self, root: Path, model: str | None = None):
+        self.root = root
+        self.model = model
+        self._retriever: Any = None
+        self._lock = threading.RLock()
+
+    def retriever(self) -> Any:
+        with self._lock:
+            if self._retriever is None:
+                from .retriever import Retriever
+
+                self._retriever = Retriever.open(self.root, self.model)
+            else:
+                self._retriever.store.refresh()
+            return self._retriever
+
+    def store(self) -> Any:
+        return self.retriever().store
+
+    def search(self, query: str, opts: Any) -> Any:
+        r = self.retriever()
+        with self._lock:  # the embedding model is shared; one query at a time per repo
+            return r.search(query, opts)
+
+
+class Service:
+    """The tool implementations over one or more repos."""
+
+    def __init__(self, repos: list[Path], model: str | None = None):
+        if not repos:
+            raise UsageError("No repository to serve — pass --repo PATH")
+        self.repos = [RepoHandle(Path(r).expanduser().resolve(), model) for r in repos]
+
+    # -- repo selection -------------------------------------------------------------------------
+    def pick(self, repo: str | None) -> RepoHandle:
+        if repo is None or not repo.strip():
+            if len(self.repos) == 1:
+                return self.repos[0]
+            names = ", ".join(str(h.root) for h in self.repos)
+            raise UsageError(f"Several repos are served ({names}) — pass repo=<path or name>")
+        _limit_str("repo", repo)
+        want = repo.strip().rstrip("/\\")
+        try:
+            want_path = str(Path(want).expanduser().resolve())
+        except (OSError, RuntimeError, ValueError):
+            want_path = want
+        hits = [h for h in self.repos if str(h.root) in (want, want_path) or h.root.name == want]
+        if len(hits) == 1:
+            return hits[0]
+        names = ", ".join(f"{h.root.name} ({h.root})" for h in self.repos)
+        if not hits:
+            raise UsageError(f"Unknown repo {repo!r} — served repos: {names}")
+        raise UsageError(f"Repo name {repo!r} is ambiguous — pass the full path; served: {names}")
+
+    @staticmethod
+    def _base(h: RepoHandle, store: Any) -> dict[str, Any]:
+        return {"repo": str(h.root), "commit": store.meta().commit}
+
+    # -- tools ----------------------------------------------------------------------------------
+    def search_code(
+        self,
+        query: str,
+        k: int = 8,
+        include_tests: bool | None = None,
+        include_docs: bool | None = None,
+        expand: bool = False,
+        mode: str = "hybrid",
+        repo: str | None = None,
+    ) -> dict[str, Any]:
+        from .retriever import SearchOptions
+
+        _limit_str("query", query, MAX_QUERY_CHARS)
+        k = _clamp("k", k, 1, MAX_K)
+        h = self.pick(repo)
+        opts = SearchOptions(
+            k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
+        )
+        res = h.search(query, opts)
+        out = self._base(h, h.store())
+        budget = MAX_BYTES
+        hits = []
+        for hit in res.hits:
+            text = hit.text
+            cut = len(text) > budget
+            text = text[: max(budget, 0)]
+            budget -= len(text)
+            item = {
+                "rank": hit.rank,
+                "path": hit.path,
+                "start_line": hit.start_line,
+                "end_line": hit.end_line,
+                "symbol": hit.symbol,
+                "kind": hit.kind,
+                "file_class": hit.file_class,
+                "score": round(float(hit.score), 5),
+                "text": text,
+            }
+            if hit.expanded_from:
+                item["expanded_from"] = hit.expanded_from
+            if cut:
+                item["text_truncated"] = True
+            hits.append(item)
+        out.update(
+            query=query,
+            mode=res.mode,
+            filters=res.filters,
+            stale=bool(getattr(res, "stale", False)),
+            hits=hits,
+        )
+        if not hits:
+            out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
+        return out
+
+    def grep_code(
+        self,
+        pattern: str,
+        literal: bool = False,
+        path: str | None = None,
+        lang: str | None = None,
+        limit: int = 20,
+        case_sensitive: bool = True,
+        repo: str | None = None,
+    ) -> dict[str, Any]:
+        from .grep import grep
+
+        _limit_str("path filter", path)
+        _limit_str("lang", lang, 100)
+        limit = _clamp("limit", limit, 1, MAX_GREP_LIMIT)
+        h = self.pick(repo)
+        store = h.store()
+        files = [(p, f.language, f.file_class) for p, f in store.files().items()]
+        res = grep(
+            h.root,
+            files,
+            pattern,
+            literal=literal,
+            path=path,
+            lang=lang,
+            limit=limit,
+            case_sensitive=case_sensitive,
+        )
+        out = self._base(h, store)
+        out.update(res.to_dict())
+        return out
+
+    def find_symbol(self, name: str, repo: str | None = None) -> dict[str, Any]:
+        _limit_str("name", name, 1_000)
+        if not name or not name.strip():
+            raise UsageError("The symbol name is empty — pass e.g. 'main' or 'Command.main'")
+        h = self.pick(repo)
+        store = h.store()
+        chunks = store.find_symbol(name.strip())
+        out = self._base(h, store)
+        out["name"] = name
+        out["definitions"] = [
+            {
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "symbol": c.symbol,
+                "kind": c.kind,
+                "language": c.language,
+                "signature": c.signature,
+            }
+            for c in chunks[:MAX_SYMBOLS]
+        ]
+        out["truncated"] = len(chunks) > MAX_SYMBOLS
+        if not chunks:
+            out["note"] = (
+                f"No definition named {name!r} in the index — try grep_code for a use, "
+                "or search_code to describe it"
+            )
+        return out
+
+    def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
+        from .safepath import resolve_repo_path
+
+        _limit_str("path", path)
+        files = store.files()
+        full = resolve_repo_path(h.root, path, allowed=set(files))
+        rel = full.relative_to(Path(os.path.realpath(h.root))).as_posix()
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError:
+            raise UsageError(
+                f"{path!r} was indexed but no longer exists — run `askrepo index {h.root}`"
+            ) from None
+        except IsADirectoryError:
+            raise UsageError(f"{path!r} is a directory — use list_files") from None
+        changed = hashlib.sha256(data).hexdigest() != files[rel].sha
+        text = data.decode("utf-8-sig", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "" and text.endswith("\n"):
+            lines.pop()
+        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in lines], changed
+
+    @staticmethod
+    def _render(lines: list[str], start: int, end: int, mark: int | None) -> tuple[str, int, bool]:
+        """Numbered lines start..end (1-based, inclusive) within the caps: (text, last, cut)."""
+        width = len(str(end))
+        out: list[str] = []
+        size = 0
+        last = start - 1
+        cut_any = False
+        for n in range(start, end + 1):
+            if n - start >= MAX_LINES:
+                break
+            body, cut = _cut(lines[n - 1])
+            prefix = ">" if n == mark else " "
+            row = f"{prefix}{n:>{width}} | {body}"
+            if size + len(row.encode("utf-8", "replace")) + 1 > MAX_BYTES and out:
+                break
+            out.append(row)
+            size += len(row.encode("utf-8", "replace")) + 1
+            last = n
+            cut_any = cut_any or cut
+        return "\n".join(out), last, cut_any
+
+    def get_file_context(
+        self, path: str, line: int, before: int = 20, after: int = 20, repo: str | None = None
+    ) -> dict[str, Any]:
+        before = _clamp("before", before, 0, MAX_CONTEXT)
+        after = _clamp("after", after, 0, MAX_CONTEXT)
+        h = self.pick(repo)
+        store = h.store()
+        rel, lines, changed = self._read_lines(h, store, path)
+        total = len(lines)
+        if not 1 <= line <= max(total, 1) or total == 0:
+            raise UsageError(f"line {line} is outside {rel} ({total} lines) — pass 1..{total}")
+        start = max(1, line - before)
+        end = min(total, line + after)
+        # keep the target line inside the capped window
+        start = max(start, line - MAX_LINES // 2) if end - start + 1 > MAX_LINES else start
+        text, last, cut_line = self._render(lines, start, end, line)
+        out = self._base(h, store)
+        out.update(
+            path=rel,
+            line=line,
+            start_line=start,
+            end_line=last,
+            total_lines=total,
+            truncated=start > 1 or last < total,
+            changed_since_index=changed,
+            content=text,
+        )
+        if cut_line:
+            out["note"] = f"lines over {MAX_LINE_CHARS:,} characters were cut"
+        return out
+
+    def read_file(
+        self, path: str, start_line: int = 1, end_line: int | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        start_line = _clamp("start_line", start_line, 1, 10**9)
+        h = self.pick(repo)
+        store = h.store()
+        rel, lines, changed = self._read_lines(h, store, path)
+        total = len(lines)
+        out = self._base(h, store)
+        if total == 0:
+            out.update(path=rel, start_line=0, end_line=0, total_lines=0, truncated=False)
+            out.update(changed_since_index=changed, content="")
+            return out
+        if start_line > total:
+            raise UsageError(f"start_line {start_line} is past the end of {rel} ({total} lines)")
+        want_end = total if end_line is None else min(end_line, total)
+        if want_end < start_line:
+            raise UsageError(f"end_line {end_line} is before start_line {start_line}")
+        text, last, cut_line = self._render(lines, start_line, want_end, None)
+        out.update(
+            path=rel,
+            start_line=start_line,
+            end_line=last,
+            total_lines=total,
+            truncated=last < want_end,
+            changed_since_index=changed,
+            content=text,
+        )
+        if last < want_end:
+            out["next_start_line"] = last + 1
+        if cut_line:
+            out["note"] = f"lines over {MAX_LINE_CHARS:,} characters were cut"
+        return out
+
+    def list_files(
+        self,
+        pattern: str | None = None,
+        offset: int = 0,
+        limit: int = 200,
+        repo: str | None = None,
+    ) -> dict[str, Any]:
+        _limit_str("pattern", pattern, 1_000)
+        offset = _clamp("offset", offset, 0, 10**9)
+        limit = _clamp("limit", limit, 1, MAX_LIST_LIMIT)
+        h = self.pick(repo)
+        store = h.store()
+        files = sorted(store.files().values(), key=lambda f: f.path)
+        if pattern:
+            files = [f for f in files if fnmatch.fnmatchcase(f.path, pattern)]
+        page = files[offset : offset + limit]
+        out = self._base(h, store)
+        out.update(
+            pattern=pattern,
+            total=len(files),
+            offset=offset,
+            files=[
+                {"path": f.path, "language": f.language, "file_class": f.file_class, "size": f.size}
+                for f in page
+            ],
+            next_offset=offset + len(page) if offset + len(page) < len(files) else None,
+        )
+        return out
+
+    def index_status(self, repo: str | None = None) -> dict[str, Any]:
+        if repo is None and len(self.repos) > 1:
+            return {"repos": [self._status(h) for h in self.repos]}
+        return self._status(self.pick(repo))
+
+    @staticmethod
+    def _status(h: RepoHandle) -> dict[str, Any]:
+        from .ingest import git_commit
+        from .store import worktree_changed
+
+        store = h.store()
+        meta = store.meta()
+        head = git_commit(h.root)
+        return {
+            "repo": str(h.root),
+            "commit": meta.commit,
+            "head_commit": head,
+            "model": meta.model_name,
+            "model_id": meta.model_id,
+            "chunk_count": meta.chunk_count,
+            "file_count": meta.file_count,
+            "indexed_at": meta.indexed_at,
+            "worktree_changed": worktree_changed(store),
+            "head_moved": bool(meta.commit and head and head != meta.commit),
+            "skipped": meta.skipped,
+            "hint": f"re-run `askrepo index {h.root}` when worktree_changed is true",
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+# MCP wiring
+
+
+TOOL_NAMES = (
+    "search_code",
+    "grep_code",
+    "find_symbol",
+    "get_file_context",
+    "read_file",
+    "list_files",
+    "index_status",
+)
+
+
+def _as_tool(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    """Wrap a Service method: JSON text + structured content; failures become tool errors."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
+
+    @functools.wraps(fn)
+    def tool(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            data = fn(*args, **kwargs)
+        except AskrepoError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # one bad call must not take the server down
+            log.exception("tool %s failed", fn.__name__)
+            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
+        text = json.dumps(data, ensure_ascii=False)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=data
+        )
+
+    return tool
+
+
+def build_server(service: Service) -> Any:
+    """An MCPServer exposing the service's tools (all read-only)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    from . import __version__
+
+    server = MCPServer(name="askrepo", instructions=INSTRUCTIONS, version=__version__)
+    ro = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    for name in TOOL_NAMES:
+        method = getattr(service, name)
+        server.add_tool(
+            _as_tool(method),
+            name=name,
+            description=_DESCRIPTIONS[name],
+            annotations=ro,
+            structured_output=False,  # the wrapper builds the CallToolResult itself
+        )
+    return server
+
+
+_REPO = " `repo`: the repo path or its basename (only needed when several repos are served)."
+_DESCRIPTIONS = {
+    "search_code": (
+        "Search the indexed code by meaning and keywords (hybrid semantic + BM25, exact symbol "
+        "names boosted). Returns ranked chunks with path, start_line..end_line, symbol and text. "
+        "Tests and docs are excluded unless the query is about them or include_tests/"
+        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
+    ),
+    "grep_code": (
+        "Exact search, ripgrep-like: `pattern` is a Python regex matched per line (literal=true: "
+        "plain text). `path` is a regex on the repo-relative path, `lang` a language (python, "
+        "py, ts, go, ...). Results are ranked: code before tests/docs, definitions first, "
+        "whole-word and code (not comments) before the rest, dense clusters first. "
+        "Each match has path, 1-based line and column, and the line text." + _REPO
+    ),
+    "find_symbol": (
+        "Where a function, class or method is defined: exact qualified name ('Command.main'), "
+        "else by last part ('main' finds 'Command.main'). Returns path and line range." + _REPO
+    ),
+    "get_file_context": (
+        "Numbered lines around `line` of an indexed file (`before`/`after` lines, default 20); "
+        "the target line is marked with '>'. At most 400 lines / 64 KiB." + _REPO
+    ),
+    "read_file": (
+        "Numbered lines start_line..end_line (1-based, inclusive) of an indexed file; at most "
+        "400 lines / 64 KiB per call — when `truncated`, continue at next_start_line." + _REPO
+    ),
+    "list_files": (
+        "The indexed files (path, language, class, size), sorted, paged with offset/limit; "
+        "`pattern` is a glob on the repo-relative path ('*.py', 'src/*/models/*')." + _REPO
+    ),
+    "index_status": (
+        "The index of a repo: commit, model, chunk and file counts, when it was built, and "
+        "whether the work tree changed since (then re-index)." + _REPO
+    ),
+}
+
+
+def _git_toplevel(cwd: Path) -> Path | None:
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if top.returncode == 0 and top.stdout.strip():
+        return Path(top.stdout.strip())
+    return None
+
+
+def repos_from(args_repos: list[str] | None, env: str | None, cwd: Path) -> list[Path]:
+    """--repo values, else ASKREPO_MCP_REPO (os.pathsep-separated), else the git top-level."""
+    raw = args_repos or [p for p in (env or "").split(os.pathsep) if p.strip()]
+    if not raw:
+        return [(_git_toplevel(cwd) or cwd).resolve()]
+    out: list[Path] = []
+    for r in raw:
+        p = Path(r).expanduser().resolve()
+        if not p.is_dir():
+            raise UsageError(f"{r} is not a directory — pass --repo PATH of an indexed repository")
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="askrepo-mcp",
+        description="Read-only MCP server (stdio) over askrepo indexes.",
+    )
+    parser.add_argument(
+        "--repo",
+        action="append",
+        metavar="PATH",
+        help="repository to serve (repeatable; default: $ASKREPO_MCP_REPO, else the git "
+        "top-level of the current directory)",
+    )
+    parser.add_argument("--model", help="embedding model of the index (default: the index's)")
+    args = parser.parse_args(argv)
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print(
+            'askrepo-mcp needs the MCP SDK: pip install "askrepo[mcp]"',
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    try:
+        repos = repos_from(args.repo, os.environ.get("ASKREPO_MCP_REPO"), Path.cwd())
+        service = Service(repos, args.model)
+    except AskrepoError as exc:
+        print(f"askrepo-mcp: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    for h in service.repos:  # say early (on stderr) when a repo has no index yet
+        try:
+            h.store()
+        except AskrepoError as exc:
+            print(f"askrepo-mcp: warning: {exc}", file=sys.stderr)
+    build_server(service).run("stdio")
+
+
+if __name__ == "__main__":
+    main()

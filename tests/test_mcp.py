@@ -1,0 +1,308 @@
+"""askrepo-mcp through the real protocol: a server subprocess on stdio, driven by the SDK client.
+
+The fixture repo is indexed with the real embedding model (search_code is exercised). The Click
+corpus is indexed with the fake embedder: only grep_code and the file tools are used on it, and
+they never touch vectors — the index is there for its file list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from click_corpus import case_hit, click_src, literal_cases
+from fixture_repo import make_fixture_repo
+
+from askrepo.errors import UsageError
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK (askrepo[mcp]) is not installed")
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = {
+    "search_code",
+    "grep_code",
+    "find_symbol",
+    "get_file_context",
+    "read_file",
+    "list_files",
+    "index_status",
+}
+
+
+def _server_command(repos: list[Path]) -> tuple[str, list[str]]:
+    args = [a for r in repos for a in ("--repo", str(r))]
+    script = Path(sys.executable).with_name("askrepo-mcp")
+    if script.exists():
+        return str(script), args
+    return sys.executable, ["-m", "askrepo.mcp_server", *args]
+
+
+def _line_of(path: Path, needle: str) -> int:
+    for n, line in enumerate(path.read_text("utf-8").split("\n"), 1):
+        if needle in line:
+            return n
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+class Session:
+    """Small helpers over ClientSession: structured results and error texts."""
+
+    def __init__(self, session):
+        self.s = session
+
+    async def ok(self, tool: str, **args) -> dict:
+        res = await self.s.call_tool(tool, args)
+        text = res.content[0].text if res.content else ""
+        assert not res.is_error, f"{tool}({args}) failed: {text}"
+        assert json.loads(text) == res.structured_content  # JSON text mirrors the structure
+        return res.structured_content
+
+    async def err(self, tool: str, **args) -> str:
+        res = await self.s.call_tool(tool, args)
+        text = res.content[0].text if res.content else ""
+        assert res.is_error, f"{tool}({args}) should have failed, got {text[:300]}"
+        assert "Traceback" not in text
+        return text
+
+
+@pytest.mark.slow
+def test_mcp_round_trip(tmp_path):
+    import anyio
+    from fakes import FakeEmbedder
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from askrepo.indexer import index_repo
+
+    shop = make_fixture_repo(tmp_path / "shop", git=True)
+    click = click_src()
+    index_repo(shop)  # real model
+    index_repo(click, embedder=FakeEmbedder())
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=shop, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    auth = shop / "shop" / "auth.py"
+    def_line = _line_of(auth, "def hash_password(")
+    auth_lines = auth.read_text("utf-8").split("\n")
+
+    command, args = _server_command([shop, click])
+    env = {
+        k: os.environ[k]
+        for k in ("ASKREPO_HOME", "ASKREPO_MODELS", "HF_HUB_OFFLINE", "ORT_DISABLE_TELEMETRY")
+        if k in os.environ
+    }
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
+    cases = literal_cases()
+
+    async def run(errlog) -> None:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as raw:
+                await raw.initialize()
+                s = Session(raw)
+
+                listed = await raw.list_tools()
+                assert {t.name for t in listed.tools} == TOOLS
+                assert all(t.annotations and t.annotations.read_only_hint for t in listed.tools)
+
+                # -- index_status -------------------------------------------------------------
+                st = await s.ok("index_status", repo="shop")
+                assert st["repo"] == str(shop.resolve()) and st["commit"] == head
+                assert st["chunk_count"] > 0 and st["worktree_changed"] is False
+                both = await s.ok("index_status")  # two repos: one status each
+                assert [r["repo"] for r in both["repos"]] == [str(shop.resolve()), str(click)]
+
+                # -- search_code (real model) ----------------------------------------------------
+                sr = await s.ok(
+                    "search_code", query="how are passwords hashed before storing?", repo="shop"
+                )
+                assert sr["commit"] == head
+                top = sr["hits"][0]
+                assert (top["path"], top["symbol"]) == ("shop/auth.py", "hash_password")
+                assert top["start_line"] <= def_line <= top["end_line"]
+
+                # -- grep_code ------------------------------------------------------------------
+                gr = await s.ok("grep_code", pattern="hash_password", literal=True, repo="shop")
+                first = gr["matches"][0]
+                assert (first["path"], first["line"], first["definition"]) == (
+                    "shop/auth.py",
+                    def_line,
+                    True,
+                )
+                assert gr["commit"] == head
+                gr = await s.ok("grep_code", pattern=r"def \w+_password\(", lang="py", repo="shop")
+                found = [(m["path"], m["line"]) for m in gr["matches"]]
+                assert found[0] == ("shop/auth.py", def_line)
+                assert all(p.startswith("tests/") for p, _ in found[1:])  # tests after code
+
+                # -- find_symbol ----------------------------------------------------------------
+                fs = await s.ok("find_symbol", name="expire", repo="shop")
+                assert [(d["path"], d["symbol"]) for d in fs["definitions"]] == [
+                    ("shop/auth.py", "SessionStore.expire")
+                ]
+                assert fs["definitions"][0]["start_line"] == _line_of(auth, "def expire(")
+                none = await s.ok("find_symbol", name="no_such_function_xyz", repo="shop")
+                assert none["definitions"] == [] and "No definition" in none["note"]
+
+                # -- get_file_context / read_file -------------------------------------------------
+                ctx = await s.ok(
+                    "get_file_context",
+                    path="shop/auth.py",
+                    line=def_line,
+                    before=2,
+                    after=2,
+                    repo="shop",
+                )
+                assert (ctx["start_line"], ctx["end_line"]) == (def_line - 2, def_line + 2)
+                marked = [r for r in ctx["content"].split("\n") if r.startswith(">")]
+                assert marked == [f">{def_line} | {auth_lines[def_line - 1]}"]
+                rf = await s.ok(
+                    "read_file", path="shop/auth.py", start_line=1, end_line=3, repo="shop"
+                )
+                assert rf["content"].split("\n") == [
+                    f" {n} | {auth_lines[n - 1]}" for n in (1, 2, 3)
+                ]
+                assert (rf["end_line"], rf["truncated"]) == (3, False)
+                big = await s.ok("read_file", path="src/click/core.py", repo="click-8.4.1")
+                assert (big["start_line"], big["end_line"], big["truncated"]) == (1, 400, True)
+                assert big["next_start_line"] == 401 and len(big["content"].split("\n")) == 400
+                # the context windows the Click cases describe
+                for case in cases:
+                    want = case["expected"].get("context")
+                    if not want:
+                        continue
+                    exp = case["expected"]
+                    got = await s.ok(
+                        "get_file_context",
+                        path=exp["path"],
+                        line=exp["line_min"],
+                        repo="click-8.4.1",
+                    )
+                    assert {k: got[k] for k in want} == want, case["id"]
+
+                # -- list_files -------------------------------------------------------------------
+                lf = await s.ok("list_files", pattern="shop/*.py", limit=3, repo="shop")
+                assert [f["path"] for f in lf["files"]] == [
+                    "shop/__init__.py",
+                    "shop/auth.py",
+                    "shop/cart.py",
+                ]
+                assert lf["next_offset"] == 3 and lf["total"] > 3
+                every = await s.ok("list_files", limit=1000, repo="shop")
+                paths = {f["path"] for f in every["files"]}
+                assert ".env" not in paths and "shop/auth_link.py" not in paths
+
+                # -- refusals are tool errors; the server keeps answering -------------------------
+                refusals = {
+                    "../outside.txt": "outside the repository",
+                    "/etc/passwd": "relative to the repo root",
+                    "etc_link/passwd": "outside the repository",
+                    ".git/config": ".git",
+                    ".env": "was not indexed",
+                    "shop/auth_link.py": "was not indexed",
+                    "shop/../../shop/shop/auth.py": "outside the repository",
+                }
+                for bad, why in refusals.items():
+                    msg = await s.err("read_file", path=bad, repo="shop")
+                    assert why in msg, (bad, msg)
+                    msg = await s.err("get_file_context", path=bad, line=1, repo="shop")
+                    assert why in msg, (bad, msg)
+                assert "limit is 10,240" in await s.err(
+                    "grep_code", pattern="a" * 1_000_000, repo="shop"
+                )
+                assert "limit is 20,000" in await s.err(
+                    "search_code", query="x" * 1_000_000, repo="shop"
+                )
+                assert "Invalid regular expression" in await s.err(
+                    "grep_code", pattern="def (", repo="shop"
+                )
+                assert "Several repos" in await s.err("grep_code", pattern="x")
+                assert "Unknown repo" in await s.err("list_files", repo="nope")
+                assert "outside shop/auth.py" in await s.err(
+                    "get_file_context", path="shop/auth.py", line=10_000, repo="shop"
+                )
+                again = await s.ok("index_status", repo="shop")
+                assert again["commit"] == head
+
+                # -- the Click literal cases through MCP ------------------------------------------
+                failures = []
+                for case in cases:
+                    q = case["search"]
+                    args = {"pattern": q["query"], "literal": q.get("literal", False)}
+                    args.update({k: q[k] for k in ("path", "lang", "limit") if k in q})
+                    res = await s.ok("grep_code", repo="click-8.4.1", **args)
+                    if not case_hit(case, res["matches"]):
+                        failures.append(case["id"])
+                assert failures == []
+
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            anyio.run(run, errlog)
+        except BaseException:
+            errlog.seek(0)
+            sys.stderr.write("--- server stderr ---\n" + errlog.read()[-5000:])
+            raise
+
+
+def test_main_without_the_sdk_says_how_to_install(monkeypatch, capsys, tmp_path):
+    from askrepo import mcp_server
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` raises ImportError
+    with pytest.raises(SystemExit) as exc:
+        mcp_server.main(["--repo", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == 'askrepo-mcp needs the MCP SDK: pip install "askrepo[mcp]"'
+
+
+def test_repo_selection(tmp_path, monkeypatch):
+    from askrepo.mcp_server import Service, repos_from
+
+    a, b = tmp_path / "one" / "app", tmp_path / "two" / "app"
+    c = tmp_path / "lib"
+    for p in (a, b, c):
+        p.mkdir(parents=True)
+    s = Service([a, c])
+    assert s.pick("app").root == a.resolve() and s.pick(str(c) + "/").root == c.resolve()
+    with pytest.raises(UsageError, match="Several repos"):
+        s.pick(None)
+    with pytest.raises(UsageError, match="ambiguous"):
+        Service([a, b]).pick("app")
+    with pytest.raises(UsageError, match="Unknown repo"):
+        s.pick("nope")
+    assert Service([a]).pick(None).root == a.resolve()
+    # --repo, else ASKREPO_MCP_REPO (os.pathsep-separated), else the git top-level / cwd
+    assert repos_from([str(a)], f"{b}{os.pathsep}{c}", tmp_path) == [a.resolve()]
+    assert repos_from(None, f"{b}{os.pathsep}{c}", tmp_path) == [b.resolve(), c.resolve()]
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert repos_from(None, None, c) == [c.resolve()]
+    with pytest.raises(UsageError, match="not a directory"):
+        repos_from([str(tmp_path / "missing")], None, tmp_path)
+
+
+def test_tool_wrapper_turns_failures_into_tool_errors():
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from askrepo.mcp_server import _as_tool
+
+    def broken(x: int) -> dict:
+        raise KeyError("boom")
+
+    def refused(x: int) -> dict:
+        raise UsageError("line 9 is outside a.py (3 lines) — pass 1..3")
+
+    def fine(x: int) -> dict:
+        return {"x": x, "path": "a.py"}
+
+    with pytest.raises(ToolError, match=r"^internal error: KeyError: 'boom'$"):
+        _as_tool(broken)(1)
+    with pytest.raises(ToolError, match=r"^line 9 is outside a\.py"):
+        _as_tool(refused)(1)
+    res = _as_tool(fine)(2)
+    assert res.structured_content == {"x": 2, "path": "a.py"}
+    assert json.loads(res.content[0].text) == {"x": 2, "path": "a.py"} and not res.is_error
