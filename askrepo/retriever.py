@@ -19,6 +19,8 @@ from .errors import UsageError
 
 RRF_K = 60
 SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agree on
+PHRASE_WEIGHT = 3.0  # chunks containing a quoted phrase of the question (e.g. an error message)
+MENTION_WEIGHT = 1.0  # chunks that mention an identifier the question names
 MAX_K = 100
 MAX_QUERY_CHARS = 100_000
 DENSE_QUERY_CHARS = 1_500  # the embedding model reads ~256 tokens; keep the informative head
@@ -136,6 +138,33 @@ def diversify(hits: list[Hit], k: int, max_per_file: int) -> list[Hit]:
     if len(picked) < k:
         picked.extend(overflow[: k - len(picked)])
     return picked
+
+
+_QUOTED = re.compile(r"`([^`\n]{3,200})`|\"([^\"\n]{3,200})\"|(?<!\w)'([^'\n]{3,200})'(?!\w)")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
+
+
+def quoted_phrases(query: str) -> list[str]:
+    """Quoted text in a question that is not a bare identifier: `Got unexpected extra argument`,
+    "No such option". Such text is usually copied from the code (messages, literals)."""
+    out = []
+    for m in _QUOTED.finditer(query):
+        text = next(g for g in m.groups() if g is not None).strip()
+        if text and not _IDENT.fullmatch(text):
+            out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def contains_all(text: str, phrases: Sequence[str]) -> bool:
+    low = text.lower()
+    return all(p.lower() in low for p in phrases)
+
+
+def mentions_any(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` contains one of the identifiers as a whole word."""
+    return any(
+        re.search(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])", text) for n in names
+    )
 
 
 def dense_query_text(query: str) -> str:
@@ -285,9 +314,33 @@ class Retriever:
         fused = rrf(lists, weights=weights)
         symbol_ids: list[str] = []
         if opts.mode == "hybrid" and opts.symbol_boost:
+            order = [cid for cid, _ in fused]
             symbol_ids = self._symbol_matches(query, classes, chunks, dict(fused))
-            if symbol_ids:
-                fused = rrf(lists + [symbol_ids], weights=weights + [SYMBOL_WEIGHT])
+            extra = [(symbol_ids, SYMBOL_WEIGHT)]
+            phrases = quoted_phrases(query)
+            if phrases:
+                extra.append(
+                    ([c for c in order if contains_all(chunks[c].text, phrases)], PHRASE_WEIGHT)
+                )
+                filters.append(f"quoted text boosted: {'; '.join(phrases)}")
+            from .identifiers import query_identifiers
+
+            pinned = {chunks[c].symbol for c in symbol_ids}
+            pinned_last = {(s or "").split(".")[-1] for s in pinned}
+            idents = [n for n in query_identifiers(query) if n not in phrases]
+            # identifiers that name no definition (attributes, parameters): boost their users
+            names = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
+            if names:
+                users = [c for c in order if mentions_any(chunks[c].text, names)]
+                extra.append((users, MENTION_WEIGHT))
+            # a named class: its members are candidates for the behaviour asked about
+            prefixes = tuple(f"{s}." for s in pinned if s)
+            if prefixes:
+                members = [c for c in order if (chunks[c].symbol or "").startswith(prefixes)]
+                extra.append((members, MENTION_WEIGHT))
+            extra = [(ids, w) for ids, w in extra if ids]
+            if extra:
+                fused = rrf(lists + [i for i, _ in extra], weights=weights + [w for _, w in extra])
 
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}

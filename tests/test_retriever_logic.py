@@ -120,3 +120,23 @@ def test_dense_query_text_keeps_short_queries_and_trims_long_ones():
     text = dense_query_text(trace)
     assert len(text) < 3000
     assert "resolve_command_name" in text
+
+
+def test_quoted_phrases_skip_bare_identifiers():
+    from askrepo.retriever import quoted_phrases
+
+    q = 'Where is `Got unexpected extra argument` or "No such option" raised in `parse_args`?'
+    assert quoted_phrases(q) == ["Got unexpected extra argument", "No such option"]
+    assert quoted_phrases("what does `Context.invoke()` do") == []
+    assert quoted_phrases("it's the user's choice") == []
+
+
+def test_contains_all_and_mentions_any():
+    from askrepo.retriever import contains_all, mentions_any
+
+    text = "raise UsageError(ngettext('Got unexpected extra argument', ...))\nself.default_map = x"
+    assert contains_all(text, ["got UNEXPECTED extra argument"])
+    assert not contains_all(text, ["got unexpected", "missing"])
+    assert mentions_any(text, ["default_map"])
+    assert not mentions_any(text, ["default"])  # whole identifiers only
+    assert not mentions_any(text, ["map"])
