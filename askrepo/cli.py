@@ -292,8 +292,9 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         return
     t = Table(box=None, header_style="bold")
     t.add_column("#", justify="right")
-    t.add_column("location")
-    t.add_column("symbol")
+    widest = max(len(h.location) for h in result.hits)
+    t.add_column("location", no_wrap=True, min_width=min(widest, 60))
+    t.add_column("symbol", overflow="fold")
     t.add_column("score", justify="right")
     if explain:
         t.add_column("dense", justify="right")
@@ -328,6 +329,56 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         )
         if len(lines) > preview_lines:
             out.print(f"[dim]   … {len(lines) - preview_lines} more lines[/]")
+
+
+# ----------------------------------------------------------------------------------------------
+# grep
+
+
+@app.command()
+@friendly
+def grep(
+    pattern: Annotated[str, typer.Argument(help="Regular expression (or text with --literal).")],
+    repo: RepoOpt = None,
+    literal: Annotated[bool, typer.Option("--literal", "-F", help="Match text exactly.")] = False,
+    path: Annotated[str | None, typer.Option(help="Only paths matching this regex.")] = None,
+    lang: Annotated[str | None, typer.Option(help="Only this language (python, go, ...).")] = None,
+    ignore_case: Annotated[bool, typer.Option("--ignore-case", "-i")] = False,
+    limit: Annotated[int, typer.Option(help="At most this many matching lines.")] = 20,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Exact search over the indexed files, definitions and code first (like ripgrep)."""
+    from .grep import grep as run_grep
+    from .store import open_index
+
+    store = open_index(default_repo(repo))
+    files = [(p, f.language, f.file_class) for p, f in store.files().items()]
+    res = run_grep(
+        store.repo,
+        files,
+        pattern,
+        literal=literal,
+        path=path,
+        lang=lang,
+        limit=limit,
+        case_sensitive=not ignore_case,
+    )
+    if json_out:
+        print(json.dumps(res.to_dict(), ensure_ascii=False))
+        return
+    for m in res.matches:
+        out.print(
+            f"[cyan]{m.path}[/]:[green]{m.line}[/]: {m.text.strip()}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if res.note:
+        err.print(f"[dim]{res.note}[/]")
+    if res.timed_out:
+        err.print("[yellow]note:[/] the pattern timed out; results are partial")
+    if not res.matches:
+        out.print(f"No match for {pattern!r} in {res.files_searched} files.")
+        raise typer.Exit(1)
 
 
 # ----------------------------------------------------------------------------------------------
