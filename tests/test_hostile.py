@@ -1,0 +1,150 @@
+"""Hostile and odd input (issue #7): a clear message or a sensible result, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import askrepo.indexer as indexer_mod
+from askrepo.errors import UsageError
+from askrepo.indexer import index_repo
+from askrepo.retriever import MAX_K, Retriever, SearchOptions
+from tests.fakes import FakeEmbedder
+
+
+def _cli(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ASKREPO_HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-m", "askrepo.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def _one_line_error(p: subprocess.CompletedProcess, *needles: str) -> None:
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_cli_index_bad_paths(tmp_path):
+    _one_line_error(_cli("index", str(tmp_path / "missing"), home=tmp_path / "h"), "does not exist")
+    f = tmp_path / "f.txt"
+    f.write_text("x")
+    _one_line_error(_cli("index", str(f), home=tmp_path / "h"), "not a directory")
+    (tmp_path / "empty").mkdir()
+    _one_line_error(
+        _cli("index", str(tmp_path / "empty"), home=tmp_path / "h"), "No indexable files"
+    )
+
+
+def test_cli_only_ignored_files(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text("*\n")
+    (root / "a.py").write_text("def a():\n    pass\n")
+    _one_line_error(_cli("index", str(root), home=tmp_path / "h"), "No indexable files")
+
+
+def test_cli_unknown_model(tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "a.py").write_text("x = 1\n")
+    p = _cli("index", str(tmp_path / "r"), "--model", "nope", home=tmp_path / "h")
+    _one_line_error(p, "nope")
+
+
+@pytest.fixture
+def weird_repo(tmp_path):
+    root = tmp_path / "weird"
+    root.mkdir()
+    (root / "min.js").write_text("var a=1;" * (10 * 1024 * 1024 // 8))  # 10 MB, one line
+    (root / "nul.py").write_bytes(b"def f():\n    return 1\x00\n")
+    (root / "bad_utf8.py").write_bytes(b"def caf\xe9():\n    return '\xff'\n")
+    (root / "mixed.py").write_bytes(b"def a():\r\n    return 1\r\n\ndef b():\n    return 2\n")
+    (root / "ünï côde.py").write_text("def unicode_name():\n    return 'ok'\n")
+    (root / "garbage.py").write_text("def (((( class ]]] :::\n  \x7f return return\n" * 50)
+    (root / "loop").symlink_to(root / "loop")
+    (root / "etc").symlink_to("/etc")
+    deep = root
+    for i in range(200):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "deep.py").write_text("def deepest():\n    return 200\n")
+    (root / "ok.py").write_text("def parse_header(line):\n    return line.split(':', 1)\n")
+    return root
+
+
+def test_weird_repo_indexes_and_searches(weird_repo):
+    s = index_repo(weird_repo, embedder=FakeEmbedder())
+    kept = set(s.skipped_paths.get("too_large", [])) | set(s.skipped_paths.get("generated", []))
+    assert "min.js" in kept
+    assert s.skipped.get("binary", 0) >= 1  # nul.py
+    assert s.skipped.get("symlink", 0) >= 2
+    r = Retriever.open(weird_repo, embedder=FakeEmbedder())
+    files = r.store.files()
+    assert "ünï côde.py" in files and "mixed.py" in files and "bad_utf8.py" in files
+    assert any(p.endswith("deep.py") for p in files)
+    assert not any(p.startswith("etc/") or p.startswith("loop/") for p in files)
+    hit = r.search("deepest", SearchOptions(k=3)).hits[0]
+    assert hit.symbol == "deepest" and hit.start_line == 1
+    b = r.search("b", SearchOptions(k=10, mode="fts")).hits
+    mixed = [h for h in r.search("def a return", SearchOptions(k=20)).hits if h.path == "mixed.py"]
+    assert mixed and all(1 <= h.start_line <= h.end_line <= 5 for h in mixed)
+    assert isinstance(b, list)
+
+
+def test_file_deleted_between_walk_and_read(tmp_path, monkeypatch):
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    (root / "b.py").write_text("def b():\n    return 2\n")
+    real = indexer_mod._chunk_file
+
+    def vanish(r, f):
+        if f.path == "b.py":
+            (root / "b.py").unlink(missing_ok=True)
+        return real(r, f)
+
+    monkeypatch.setattr(indexer_mod, "_chunk_file", vanish)
+    s = index_repo(root, embedder=FakeEmbedder())
+    assert s.skipped.get("unreadable") == 1
+    assert s.files_total == 1
+
+
+@pytest.fixture
+def small_index(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha(x):\n    return x\n\n\ndef beta(y):\n    return y\n")
+    index_repo(root, embedder=FakeEmbedder())
+    return Retriever.open(root, embedder=FakeEmbedder())
+
+
+def test_query_edge_cases(small_index):
+    r = small_index
+    for q in ("", "   ", "\n"):
+        with pytest.raises(UsageError, match="empty"):
+            r.search(q)
+    with pytest.raises(UsageError, match="limit"):
+        r.search("x" * 100_001)
+    big = ("alpha beta " * 10_000)[:100_000]  # a 100 KB query works
+    assert r.search(big, SearchOptions(k=2)).hits
+    assert isinstance(r.search("?!.,;:()[]{}", SearchOptions(k=2)).hits, list)
+    for k in (0, -3):
+        with pytest.raises(UsageError, match="k must be at least 1"):
+            r.search("alpha", SearchOptions(k=k))
+    huge = r.search("alpha", SearchOptions(k=10**9)).hits
+    assert 1 <= len(huge) <= MAX_K
+    with pytest.raises(UsageError, match="Unknown mode"):
+        r.search("alpha", SearchOptions(mode="sparse"))
