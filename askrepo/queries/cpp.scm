@@ -1,0 +1,45 @@
+; askrepo chunking query for C++ (see askrepo/chunker.py for the capture names).
+
+(function_definition
+  declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name)) @definition.function
+(function_definition
+  declarator: (pointer_declarator
+    declarator: (function_declarator
+      declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
+(function_definition
+  declarator: (reference_declarator
+    (function_declarator
+      declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
+
+; Out-of-line members are qualified by their scope: void Foo::run() {} -> Foo.run (method)
+(function_definition
+  declarator: (function_declarator
+    declarator: (qualified_identifier scope: (_) @receiver name: (_) @name))) @definition.method
+(function_definition
+  declarator: (pointer_declarator
+    declarator: (function_declarator
+      declarator: (qualified_identifier scope: (_) @receiver name: (_) @name)))) @definition.method
+(function_definition
+  declarator: (reference_declarator
+    (function_declarator
+      declarator: (qualified_identifier scope: (_) @receiver name: (_) @name)))) @definition.method
+
+(class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.class
+
+(namespace_definition
+  name: [(namespace_identifier) (nested_namespace_specifier)] @name
+  body: (declaration_list)) @definition.namespace
+
+; template <typename T> belongs to the templated definition.
+(template_declaration) @wrapper
+
+(comment) @doc
+
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression field: (field_identifier) @call))
+(call_expression function: (qualified_identifier name: (identifier) @call))
+(call_expression function: (template_function name: (identifier) @call))

@@ -1,0 +1,23 @@
+; askrepo chunking query for Go (see askrepo/chunker.py for the capture names).
+
+(function_declaration name: (identifier) @name) @definition.function
+
+; Methods are qualified by their receiver type: func (s *Server) Run() -> Server.Run
+(method_declaration
+  receiver: (parameter_list
+    (parameter_declaration
+      type: [
+        (type_identifier) @receiver
+        (pointer_type (type_identifier) @receiver)
+        (generic_type type: (type_identifier) @receiver)
+        (pointer_type (generic_type type: (type_identifier) @receiver))
+      ]))
+  name: (field_identifier) @name) @definition.method
+(method_declaration name: (field_identifier) @name) @definition.method
+
+(type_spec name: (type_identifier) @name type: [(struct_type) (interface_type)]) @definition.class
+
+(comment) @doc
+
+(call_expression function: (identifier) @call)
+(call_expression function: (selector_expression field: (field_identifier) @call))

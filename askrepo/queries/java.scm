@@ -1,0 +1,19 @@
+; askrepo chunking query for Java (see askrepo/chunker.py for the capture names).
+
+(class_declaration name: (identifier) @name) @definition.class
+(interface_declaration name: (identifier) @name) @definition.class
+(enum_declaration name: (identifier) @name) @definition.class
+(record_declaration name: (identifier) @name) @definition.class
+(annotation_type_declaration name: (identifier) @name) @definition.class
+
+; Only methods with a body: abstract/interface declarations stay in their type's header chunk.
+(method_declaration name: (identifier) @name body: (block)) @definition.function
+(constructor_declaration name: (identifier) @name) @definition.function
+(compact_constructor_declaration name: (identifier) @name) @definition.function
+
+(line_comment) @doc
+(block_comment) @doc
+
+(method_invocation name: (identifier) @call)
+(object_creation_expression type: (type_identifier) @call)
+(object_creation_expression type: (generic_type (type_identifier) @call))

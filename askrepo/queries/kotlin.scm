@@ -1,0 +1,16 @@
+; askrepo chunking query for Kotlin (see askrepo/chunker.py for the capture names).
+; This grammar has no field names, so children are matched by type.
+
+(class_declaration (type_identifier) @name) @definition.class
+(object_declaration (type_identifier) @name) @definition.class
+; companion object { ... }: its functions are qualified by the enclosing class only.
+(companion_object) @definition.namespace
+
+; Only functions with a body: interface declarations stay in their type's header chunk.
+(function_declaration (simple_identifier) @name (function_body)) @definition.function
+
+(line_comment) @doc
+(multiline_comment) @doc
+
+(call_expression (simple_identifier) @call)
+(call_expression (navigation_expression (navigation_suffix (simple_identifier) @call)))

@@ -1,0 +1,31 @@
+; askrepo chunking query for Rust (see askrepo/chunker.py for the capture names).
+
+(function_item name: (identifier) @name) @definition.function
+(macro_definition name: (identifier) @name) @definition.function
+
+(struct_item name: (type_identifier) @name) @definition.class
+(enum_item name: (type_identifier) @name) @definition.class
+(union_item name: (type_identifier) @name) @definition.class
+(trait_item name: (type_identifier) @name) @definition.class
+
+; impl blocks only qualify their functions: impl<T> Foo<T> { fn new() } -> Foo.new (method)
+(impl_item
+  type: [
+    (type_identifier) @name
+    (generic_type type: (type_identifier) @name)
+    (scoped_type_identifier name: (type_identifier) @name)
+    (generic_type type: (scoped_type_identifier name: (type_identifier) @name))
+  ]) @definition.impl
+
+(mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
+
+(line_comment) @doc
+(block_comment) @doc
+(attribute_item) @doc
+
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression field: (field_identifier) @call))
+(call_expression function: (scoped_identifier name: (identifier) @call))
+(call_expression function: (generic_function function: (identifier) @call))
+(call_expression function: (generic_function function: (scoped_identifier name: (identifier) @call)))
+(call_expression function: (generic_function function: (field_expression field: (field_identifier) @call)))

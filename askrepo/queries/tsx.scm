@@ -1,0 +1,2 @@
+; inherits: typescript
+; askrepo chunking query for TSX: the TypeScript query applies unchanged.
