@@ -1,0 +1,342 @@
+"""Keep secrets out of the index: skip secret files, redact secrets inside the files we keep.
+
+Two layers:
+
+* :func:`is_secret_path` — files that exist to hold credentials (``.env``, private keys,
+  ``.netrc``, ``credentials.json``...) are never read. Templates (``.env.example``,
+  ``.env.sample``, ``.env.template``, ``.env.dist``) hold no secrets and are kept, and so are
+  public keys (``id_rsa.pub``).
+* :func:`redact` — high-confidence secrets inside kept files (cloud keys, tokens, private key
+  blocks, ``password = "literal"``) are replaced by ``[REDACTED:<kind>]`` before chunking.
+
+Redaction never adds or removes a line break, so every line number (and therefore every
+``path:line`` citation) is the same before and after. Every pattern is linear-time: each
+starts with a literal or a negative look-behind that allows a match to start only at the
+beginning of a run of token characters, and no pattern has nested or overlapping quantifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from posixpath import basename
+
+# --- secret files -------------------------------------------------------------------------------
+
+_SECRET_NAMES = frozenset(
+    {
+        ".env",
+        ".envrc",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".htpasswd",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".dockercfg",
+        "credentials",
+        "credentials.json",
+        "secrets.yml",
+        "secrets.yaml",
+        "secrets.json",
+    }
+)
+_SECRET_SUFFIXES = (
+    ".pem",
+    ".key",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".keystore",
+    ".kdbx",
+    ".ppk",
+    ".credentials",
+    ".tfstate",
+    ".env",
+)
+_SSH_KEY_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+# `.env.<suffix>` files with these suffixes are templates without real values: keep them.
+_ENV_TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist", "defaults"})
+
+
+def is_secret_path(path: str) -> bool:
+    """True if ``path`` (repo-relative) names a file that exists to hold credentials."""
+    name = basename(path.replace("\\", "/")).lower()
+    if name in _SECRET_NAMES:
+        return True
+    if name.startswith(".env."):
+        return name[5:] not in _ENV_TEMPLATE_SUFFIXES
+    if name.startswith(_SSH_KEY_PREFIXES):
+        return not name.endswith(".pub")
+    if name.startswith("service-account") and name.endswith(".json"):
+        return True
+    return name.endswith(_SECRET_SUFFIXES)
+
+
+# --- redaction ----------------------------------------------------------------------------------
+
+
+def _marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_LINE_CONTENT = re.compile(r"[^\r\n]+")
+_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\r\n|\r|\n|$)")
+_KEY_MATERIAL = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16}")
+_HEADER_LINE = re.compile(r"[ \t]*[A-Za-z-]{1,40}:[^\r\n]{0,200}(?:\r\n|\r|\n|$)")
+
+
+def _redact_pem(text: str) -> tuple[str, int]:
+    """Replace each line of a private key block by a marker (one count per block).
+
+    A block needs key material (a run of 16+ base64 characters) after its BEGIN line, so code
+    that merely mentions the markers (``BEGIN = "-----BEGIN RSA PRIVATE KEY-----"``) is kept.
+    """
+    if "PRIVATE KEY" not in text:
+        return text, 0
+    out: list[str] = []
+    pos = search_from = count = 0
+    no_end_after = len(text) + 1  # once an END search fails, later ones fail too: stay linear
+    while True:
+        m = _PEM_BEGIN.search(text, search_from)
+        if m is None:
+            break
+        end_m = _PEM_END.search(text, m.end()) if m.end() < no_end_after else None
+        if end_m is not None:
+            if _KEY_MATERIAL.search(text, m.end(), end_m.start()) is None:
+                # No key between the markers; any later BEGIN before this END has none either.
+                search_from = end_m.start()
+                continue
+            stop = end_m.end()
+        else:
+            no_end_after = m.end()
+            stop = _truncated_block_end(text, m.end())
+            if _KEY_MATERIAL.search(text, m.end(), stop) is None:
+                search_from = stop  # a later BEGIN before `stop` would see a part of this
+                continue
+        block = text[m.start() : stop]
+        out.append(text[pos : m.start()])
+        out.append(_LINE_CONTENT.sub(_marker("private-key"), block))
+        pos = search_from = stop
+        count += 1
+    if not count:
+        return text, 0
+    out.append(text[pos:])
+    return "".join(out), count
+
+
+def _truncated_block_end(text: str, start: int) -> int:
+    """End of a key block without END marker: its BEGIN line plus following base64 lines."""
+    stop = text.find("\n", start)
+    stop = len(text) if stop < 0 else stop + 1
+    while stop < len(text):
+        line = _BASE64_LINE.match(text, stop) or _HEADER_LINE.match(text, stop)
+        if line is None or line.end() == stop:
+            break
+        stop = line.end()
+    # keep the block's final line break outside the block
+    if text[stop - 2 : stop] == "\r\n":
+        return stop - 2
+    if text[stop - 1 : stop] in ("\n", "\r"):
+        return stop - 1
+    return stop
+
+
+# Token patterns: (kind, literals, regex). The whole match is replaced by the marker. A pattern
+# runs only if one of its literals occurs in the text (a fast substring test), so ordinary
+# source files pay for a few ``in`` checks, not for ten regex scans.
+_TOKEN_PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+    (
+        "slack-webhook",
+        ("hooks.slack.com",),
+        re.compile(r"https://hooks\.slack\.com/services/T\w{4,40}/B\w{4,40}/\w{8,80}"),
+    ),
+    (
+        "aws-access-key",
+        ("AKIA", "ASIA"),
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
+    (
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_\w{22,255})"),
+    ),
+    ("slack-token", ("xox",), re.compile(r"(?<![A-Za-z0-9-])xox[baprs]-[A-Za-z0-9-]{10,250}")),
+    ("stripe-key", ("k_live_",), re.compile(r"(?<![A-Za-z0-9_])[sr]k_live_[A-Za-z0-9]{10,247}")),
+    (
+        "google-api-key",
+        ("AIza",),
+        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+    ),
+    (
+        "jwt",
+        ("eyJ",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}"
+            r"\.[A-Za-z0-9_-]{16,2000}"
+        ),
+    ),
+]
+
+# `aws_secret_access_key = wJalr...` (quoted or not, as in ~/.aws/credentials or env files).
+_AWS_SECRET = re.compile(
+    r"(?i)(aws_?secret_?access_?key[\"']?[ \t]{0,10}(?:=|:)[ \t]{0,10}[\"']?)"
+    r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+)
+
+# `db_password = "hunter2"`, `"apiKey": "..."`, `token := '...'`, `secret => "..."`.
+# Found value-first (a separator then a quoted literal: the regex starts with a character
+# class, which the regex engine scans for quickly), then the text just before the separator
+# must END with one of the key words (`db_password`, `dbPassword`, `GITHUB_TOKEN`), so
+# `password_hash`, `tokenizer`, `token_url` do not count. Only quoted literals are secrets:
+# `password = os.environ["X"]` is left alone.
+_KEY_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "secret_key",
+    "secret-key",
+    "secretkey",
+)
+_ASSIGN_VALUE = re.compile(r"(?:=>|:=|=|:)[ \t]{0,10}([\"'`])([^\"'`\\\r\n]{1,500})\1")
+# Matched on the REVERSED text before the separator, anchored at the separator, so that each
+# candidate costs one short match instead of a search through the window.
+_ASSIGN_KEY_REVERSED = re.compile(
+    r"(?i)[ \t]{0,10}"
+    r"(?:[\w.\[\], |]{0,40}?[A-Za-z_][ \t]{0,10}:[ \t]{0,10})?"  # a type: `password: str = "x"`
+    r"[\"']?"
+    r"(" + "|".join(re.escape(w[::-1]) for w in _KEY_WORDS) + r")"
+)
+_KEY_WINDOW = 100
+
+# `scheme://user:password@host`: only the password part is replaced.
+_URL_PASSWORD = re.compile(
+    r"(?<=://)([^\s/:@\"'`<>()\[\]{}]{1,100}):([^\s/@\"'`<>()\[\]{}]{1,200})@"
+)
+
+_PLACEHOLDER_WORDS = (
+    "changeme",
+    "change_me",
+    "change-me",
+    "example",
+    "placeholder",
+    "dummy",
+    "redacted",
+    "your_",
+    "your-",
+    "xxxx",
+    "***",
+    "...",
+    "\u2026",
+    "fake",
+    "sample",
+    "my_",
+    "my-",
+    # a value that names what it stands for: "my-secret", "MyToken", "db_password_here"
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+)
+_PLACEHOLDER_VALUES = frozenset({"none", "null", "nil", "true", "false", "todo", "undefined"})
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}")
+
+
+def _is_placeholder(value: str) -> bool:
+    """True for values that are obviously not real secrets (empty, templates, names, prose)."""
+    v = value.strip()
+    low = v.lower()
+    if len(v) < 6 or any(c.isspace() for c in v):
+        return True  # too short to matter, or a sentence ("Enter your password")
+    if v[0] in "<{$%[(" or "{{" in v or "${" in v:
+        return True  # <your-key>, ${TOKEN}, %(pw)s, [REDACTED:...]
+    if low in _PLACEHOLDER_VALUES or any(w in low for w in _PLACEHOLDER_WORDS):
+        return True
+    if _ENV_NAME.fullmatch(v) or _COLOUR.fullmatch(v):
+        return True  # the NAME of an environment variable ("GITHUB_TOKEN"), a colour
+    return len(set(v)) <= 2  # "aaaaaaaa", "********"
+
+
+def _assign_kind(word: str) -> str:
+    w = word.lower()
+    if w.startswith(("pass", "pwd")):
+        return "password"
+    if "token" in w:
+        return "token"
+    if "api" in w:
+        return "api-key"
+    return "secret"
+
+
+def redact(text: str) -> tuple[str, int]:
+    """Replace high-confidence secrets with ``[REDACTED:<kind>]``; return (text, count).
+
+    Never changes the number of lines: each line of a multi-line private key block becomes
+    a marker, and the block's line breaks stay as they were.
+    """
+    text, count = _redact_pem(text)
+
+    def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]) -> None:
+        nonlocal text, count
+
+        def wrapped(m: re.Match[str]) -> str:
+            nonlocal count
+            new = repl(m)
+            if new != m.group(0):
+                count += 1
+            return new
+
+        text = pattern.sub(wrapped, text)
+
+    for kind, literals, pattern in _TOKEN_PATTERNS:
+        if any(lit in text for lit in literals):
+            sub(pattern, lambda m, k=kind: _marker(k))
+    low = text.lower()
+    if "secret" in low and "aws" in low:
+        sub(_AWS_SECRET, lambda m: m.group(1) + _marker("aws-secret"))
+    if any(w in low for w in ("pass", "pwd", "secret", "token", "key")):
+        sub(_ASSIGN_VALUE, lambda m: _redact_assignment(text, m))
+    if "://" in text:
+        sub(
+            _URL_PASSWORD,
+            lambda m: (
+                m.group(0)
+                if _is_placeholder(m.group(2))
+                else f"{m.group(1)}:{_marker('url-password')}@"
+            ),
+        )
+    return text, count
+
+
+def _redact_assignment(text: str, m: re.Match[str]) -> str:
+    """Redact the literal of ``<key> = "<literal>"`` when the key names a secret."""
+    start = m.start()
+    window = text[max(0, start - _KEY_WINDOW) : start][::-1]
+    key = _ASSIGN_KEY_REVERSED.match(window)
+    value = m.group(2)
+    if key is None or _is_placeholder(value):
+        return m.group(0)
+    word = key.group(1)[::-1]
+    if value.lower() in word.lower():
+        return m.group(0)  # access_key = "access"
+    prefix = m.group(0)[: m.start(2) - start]
+    return prefix + _marker(_assign_kind(word)) + m.group(1)

@@ -1,0 +1,748 @@
+"""The walker: exactly which files are kept and why, in git and non-git mode, and safe reads."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import typing
+from pathlib import Path
+
+import pytest
+from tree_sitter_language_pack import SupportedLanguage
+
+from askrepo import ingest
+from askrepo.errors import UsageError
+from askrepo.ingest import classify, detect_language, git_commit, read_text, walk
+from tests.fixture_repo import (
+    EXPECTED,
+    INVENTORY_PY,
+    LABELS_PY,
+    expected_kept,
+    expected_skipped,
+    make_fixture_repo,
+)
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_git(tmp_path_factory, monkeypatch):
+    """No user or system git config (a global excludes file would change what git lists)."""
+    home = tmp_path_factory.mktemp("git-home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.delenv("ASKREPO_MAX_FILE_BYTES", raising=False)
+
+
+def git(root: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    for who in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "t", "t@example.invalid"
+    out = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return out.stdout.decode()
+
+
+def kept(result) -> dict[str, tuple[str | None, str]]:
+    return {f.path: (f.language, f.file_class) for f in result.files}
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
+# --- the fixture repository, both modes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_fixture_kept_and_skipped_exactly(tmp_path, use_git):
+    root = make_fixture_repo(tmp_path / "repo", git=use_git)
+    assert (root / ".git").is_dir() is use_git
+    result = walk(root)
+    assert result.root == root.resolve()
+    assert kept(result) == expected_kept(use_git)
+    assert result.skipped_paths == expected_skipped()
+    assert result.skipped == {r: len(p) for r, p in expected_skipped().items()}
+    assert [f.path for f in result.files] == sorted(f.path for f in result.files)
+    paths = set(kept(result))
+    for p in EXPECTED["ignored"]:
+        assert (root / p).exists() and p not in paths
+    if use_git:
+        for p in EXPECTED["ignored_with_git"]:
+            assert p not in paths
+        assert (root / EXPECTED["git_excluded"]).exists()
+        assert not (root / EXPECTED["deleted_in_git"]).exists()
+        assert git(root, "ls-files", EXPECTED["deleted_in_git"]).strip()  # still tracked
+        assert EXPECTED["untracked"] in git(root, "status", "--porcelain")
+    assert EXPECTED["untracked"] in paths
+
+
+def test_fixture_hashes_sizes_and_exact_bytes(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    for f in walk(root).files:
+        data = (root / f.path).read_bytes()
+        assert f.size == len(data)
+        assert f.sha == hashlib.sha256(data).hexdigest()
+        text, sha = read_text(root, f.path)
+        assert sha == f.sha
+        assert text.count("\n") == data.count(b"\n")
+
+
+def test_crlf_kept_as_is(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    text, sha = read_text(root, EXPECTED["crlf"])
+    assert text == INVENTORY_PY
+    assert text.count("\r\n") == INVENTORY_PY.count("\n") > 10
+    assert text.split("\n")[5].startswith("def reserve_stock")  # line 6, as in an editor
+    assert sha == hashlib.sha256(INVENTORY_PY.encode()).hexdigest()
+
+
+def test_invalid_utf8_decoded_without_moving_lines(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    text, sha = read_text(root, EXPECTED["invalid_utf8"])
+    assert "\ufffd" in text
+    assert text.count("\n") == LABELS_PY.count(b"\n")
+    assert text.split("\n")[5].startswith("def format_price_label")
+    assert sha == hashlib.sha256(LABELS_PY).hexdigest()
+
+
+def test_unicode_file_name_with_space(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    name = EXPECTED["unicode_name"]
+    assert name in kept(walk(root))
+    assert read_text(root, name)[0].startswith("# Café notes")
+
+
+def test_root_is_a_subdirectory_of_the_repository(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    result = walk(root / "shop")
+    got = kept(result)
+    assert "auth.py" in got and "notifications.py" in got and "generated_keep.py" in got
+    assert "generated_models.py" not in got  # shop/.gitignore
+    assert "scratch.py" not in got  # .git/info/exclude
+    assert result.skipped_paths == {"symlink": ["auth_link.py"]}
+    assert all(not p.startswith(("shop/", "web/", "tests/")) for p in got)
+
+
+def test_git_commit(tmp_path):
+    root = make_fixture_repo(tmp_path / "repo")
+    assert git_commit(root) == git(root, "rev-parse", "HEAD").strip()
+    assert git_commit(root / "shop") == git_commit(root)
+    plain = make_fixture_repo(tmp_path / "plain", git=False)
+    assert git_commit(plain) is None
+    empty = tmp_path / "fresh"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert git_commit(empty) is None  # no commit yet
+
+
+# --- gitignore semantics: our own walker must agree with git -------------------------------------
+
+TRICKY_IGNORES: dict[str, str | bytes] = {
+    ".gitignore": "\n".join(
+        [
+            "# comment",
+            "*.log",
+            "!important.log",
+            "/only_at_root.txt",
+            "logs/",
+            "**/cache/**",
+            "docs/*.tmp",
+            "a/**/z.py",
+            "\\#hash.txt",
+            "trailing_space.txt\\ ",
+            "",
+        ]
+    ),
+    "important.log": "keep\n",
+    "debug.log": "x\n",
+    "only_at_root.txt": "x\n",
+    "sub/only_at_root.txt": "kept: the pattern is anchored\n",
+    "logs/app.txt": "x\n",
+    "logs_file_not_dir/logs": "a file named logs is not a directory\n",
+    "deep/cache/x/y.py": "x = 1\n",
+    "docs/a.tmp": "x\n",
+    "docs/nested/b.tmp": "kept: * does not cross /\n",
+    "a/b/c/z.py": "x = 1\n",
+    "a/z.py": "x = 1\n",
+    "#hash.txt": "x\n",
+    "trailing_space.txt ": "x\n",
+    "pkg/.gitignore": "*.py\n!keep.py\n/local.txt\nsub/\n",
+    "pkg/drop.py": "x = 1\n",
+    "pkg/keep.py": "x = 1\n",
+    "pkg/local.txt": "x\n",
+    "pkg/inner/local.txt": "kept: anchored to pkg/\n",
+    "pkg/inner/also_drop.py": "x = 1\n",
+    "pkg/sub/x.txt": "x\n",
+    "pkg/deeper/.gitignore": "!*.py\n",
+    "pkg/deeper/revived.py": "x = 1  # re-included by a deeper .gitignore\n",
+    "pkg/deeper/debug.log": "x\n",
+    "excluded_dir/.gitignore": "",
+    "excluded_dir/file.txt": "x\n",
+    "main.py": "print('hi')\n",
+}
+
+
+def test_walker_agrees_with_git_on_tricky_gitignores(tmp_path):
+    root = write(tmp_path / "repo", dict(TRICKY_IGNORES))
+    (root / ".gitignore").write_text(
+        (root / ".gitignore").read_text() + "excluded_dir/\n!excluded_dir/file.txt\n"
+    )
+    without_git = kept(walk(root))
+    git(root, "init", "-q")
+    with_git = kept(walk(root))
+    assert without_git == with_git
+    assert set(with_git) == {
+        ".gitignore",
+        "important.log",
+        "sub/only_at_root.txt",
+        "logs_file_not_dir/logs",
+        "docs/nested/b.tmp",
+        "pkg/.gitignore",
+        "pkg/keep.py",
+        "pkg/inner/local.txt",
+        "pkg/deeper/.gitignore",
+        "pkg/deeper/revived.py",
+        "main.py",
+    }
+
+
+def test_askrepoignore_nested_with_negation_both_modes(tmp_path):
+    files = {
+        ".askrepoignore": "*.md\nfixtures/\n",
+        "README.md": "# hi\n",
+        "guide/.askrepoignore": "!keep.md\n",
+        "guide/keep.md": "# kept\n",
+        "guide/drop.md": "# dropped\n",
+        "fixtures/data.py": "x = 1\n",
+        "src/fixtures/data.py": "x = 1\n",
+        "src/app.py": "x = 1\n",
+    }
+    root = write(tmp_path / "repo", files)
+    expected = {".askrepoignore", "guide/.askrepoignore", "guide/keep.md", "src/app.py"}
+    assert set(kept(walk(root))) == expected
+    git(root, "init", "-q")
+    git(root, "add", "-A")  # tracked files are still subject to .askrepoignore
+    assert set(kept(walk(root))) == expected
+
+
+def test_git_info_exclude_and_global_excludes(tmp_path, monkeypatch):
+    root = write(tmp_path / "repo", {"a.py": "x\n", "b.secretnote": "x\n", "c.tmp": "x\n"})
+    git(root, "init", "-q")
+    (root / ".git" / "info" / "exclude").write_text("c.tmp\n")
+    excludes = tmp_path / "global-ignore"
+    excludes.write_text("*.secretnote\n")
+    cfg = tmp_path / "gitconfig"
+    cfg.write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    assert set(kept(walk(root))) == {"a.py"}
+
+
+def test_root_ignored_by_an_enclosing_repository_is_walked_directly(tmp_path):
+    outer = write(tmp_path / "outer", {".gitignore": "vendored_copy/\n", "x.py": "x\n"})
+    git(outer, "init", "-q")
+    inner = write(outer / "vendored_copy", {"lib.py": "def f(): pass\n", "n.log": "x\n"})
+    assert set(kept(walk(inner))) == {"lib.py", "n.log"}
+
+
+def test_nested_repository_and_submodule_like_dirs_are_not_entered(tmp_path):
+    root = write(tmp_path / "repo", {"a.py": "x\n", "nested/b.py": "x\n"})
+    git(root / "nested", "init", "-q")
+    git(root, "init", "-q")
+    got = kept(walk(root))
+    assert got == {"a.py": ("python", "code")}
+    assert set(kept(walk(root / "nested"))) == {"b.py"}
+
+
+def test_git_missing_falls_back_to_walking(tmp_path, monkeypatch):
+    root = make_fixture_repo(tmp_path / "repo")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-bin"))
+    result = walk(root)
+    # Without git, .git/info/exclude is not applied and the deleted file is simply gone.
+    assert kept(result) == expected_kept(git=False)
+    assert git_commit(root) is None
+
+
+# --- the awkward cases ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_symlinks_are_never_followed(tmp_path, use_git):
+    outside = write(tmp_path / "outside", {"secret.py": "LEAK = 1\n", "dir/x.py": "LEAK = 2\n"})
+    root = write(tmp_path / "repo", {"real.py": "x = 1\n", "pkg/mod.py": "y = 2\n"})
+    (root / "to_file.py").symlink_to(outside / "secret.py")
+    (root / "to_dir").symlink_to(outside / "dir")
+    (root / "to_parent").symlink_to("..")
+    (root / "pkg" / "self").symlink_to(".")
+    (root / "loop_a").symlink_to("loop_b")
+    (root / "loop_b").symlink_to("loop_a")
+    (root / "dangling.py").symlink_to("nowhere.py")
+    if use_git:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+    result = walk(root)
+    assert set(kept(result)) == {"real.py", "pkg/mod.py"}
+    assert result.skipped_paths == {
+        "symlink": sorted(
+            ["to_file.py", "to_dir", "to_parent", "pkg/self", "loop_a", "loop_b", "dangling.py"]
+        )
+    }
+    for link in ("to_file.py", "to_dir/x.py", "to_parent/outside/secret.py", "pkg/self/mod.py"):
+        assert read_text(root, link) is None
+
+
+def test_read_text_refuses_to_leave_the_root(tmp_path):
+    write(tmp_path, {"outside.py": "LEAK\n"})
+    root = write(tmp_path / "repo", {"a.py": "x\n"})
+    for bad in ("../outside.py", "/etc/passwd", "", ".", "a.py/..", "./a.py", "a//a.py"):
+        assert read_text(root, bad) is None
+    assert read_text(root, "a.py") == ("x\n", hashlib.sha256(b"x\n").hexdigest())
+    assert read_text(root, "missing.py") is None
+    assert read_text(root, ".") is None
+    (root / "d").mkdir()
+    assert read_text(root, "d") is None  # a directory
+
+
+def test_file_deleted_after_walk_reads_as_none(tmp_path):
+    root = write(tmp_path / "repo", {"a.py": "x\n", "b.py": "y\n"})
+    files = walk(root).files
+    assert [f.path for f in files] == ["a.py", "b.py"]
+    (root / "a.py").unlink()
+    assert read_text(root, "a.py") is None
+    (root / "b.py").unlink()
+    (root / "b.py").symlink_to("/etc/hostname")
+    assert read_text(root, "b.py") is None  # replaced by a symlink since the walk
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_file_deleted_between_listing_and_reading(tmp_path, monkeypatch, use_git):
+    root = write(tmp_path / "repo", {"a.py": "x\n", "b.py": "y\n"})
+    if use_git:
+        git(root, "init", "-q")
+    lister = "_filter_git_list" if use_git else "_walk_tree"
+    original = getattr(ingest, lister)
+
+    def list_then_delete(*args):
+        listed = original(*args)
+        (root / "a.py").unlink()
+        return listed
+
+    monkeypatch.setattr(ingest, lister, list_then_delete)
+    result = walk(root)
+    assert [f.path for f in result.files] == ["b.py"]
+    assert result.skipped_paths == {"unreadable": ["a.py"]}
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_two_hundred_levels_deep(tmp_path, use_git):
+    root = tmp_path / "repo"
+    deep = root.joinpath(*[f"d{i}" for i in range(200)])
+    deep.mkdir(parents=True)
+    (deep / "bottom.py").write_text("def bottom():\n    return 200\n")
+    (deep / ".gitignore").write_text("ignored.py\n")
+    (deep / "ignored.py").write_text("x = 1\n")
+    if use_git:
+        git(root, "init", "-q")
+    rel = "/".join(f"d{i}" for i in range(200))
+    assert set(kept(walk(root))) == {f"{rel}/bottom.py", f"{rel}/.gitignore"}
+    assert read_text(root, f"{rel}/bottom.py")[0].startswith("def bottom")
+
+
+def test_unreadable_directory_is_counted_and_skipped(tmp_path, monkeypatch):
+    root = write(tmp_path / "repo", {"ok.py": "x\n", "locked/secret.py": "y\n"})
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(ingest.os, "scandir", scandir)
+    result = walk(root)
+    assert set(kept(result)) == {"ok.py"}
+    assert result.skipped_paths == {"unreadable": ["locked/"]}
+
+
+def test_unreadable_file_is_counted_and_skipped(tmp_path, monkeypatch):
+    root = write(tmp_path / "repo", {"ok.py": "x\n", "locked.py": "y\n"})
+    real_open = os.open
+
+    def fake_open(path, flags, *args):
+        if str(path).endswith("locked.py"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(ingest.os, "open", fake_open)
+    result = walk(root)
+    assert set(kept(result)) == {"ok.py"}
+    assert result.skipped == {"unreadable": 1}
+
+
+def test_fifo_does_not_hang_the_walk(tmp_path):
+    root = write(tmp_path / "repo", {"a.py": "x\n"})
+    os.mkfifo(root / "pipe.py")
+    result = walk(root)
+    assert set(kept(result)) == {"a.py"}
+    assert result.skipped_paths == {"unreadable": ["pipe.py"]}
+    assert read_text(root, "pipe.py") is None
+
+
+def test_non_utf8_file_name_is_skipped(tmp_path):
+    root = write(tmp_path / "repo", {"a.py": "x\n"})
+    with open(os.fsencode(root) + b"/caf\xe9.py", "wb") as fh:
+        fh.write(b"x = 1\n")
+    result = walk(root)
+    assert set(kept(result)) == {"a.py"}
+    assert result.skipped["unreadable"] == 1
+
+
+# --- errors and empty repositories ---------------------------------------------------------------
+
+
+def test_missing_path_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        walk(tmp_path / "nope")
+
+
+def test_file_path_is_a_usage_error(tmp_path):
+    f = write(tmp_path, {"a.py": "x\n"}) / "a.py"
+    with pytest.raises(UsageError, match="not a directory"):
+        walk(f)
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_empty_directory(tmp_path, use_git):
+    root = tmp_path / "empty"
+    root.mkdir()
+    if use_git:
+        git(root, "init", "-q")
+    result = walk(root)
+    assert (result.files, result.skipped, result.skipped_paths) == ([], {}, {})
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_everything_ignored(tmp_path, use_git):
+    root = write(tmp_path / "repo", {".gitignore": "*\n", "a.py": "x\n", "sub/b.py": "y\n"})
+    if use_git:
+        git(root, "init", "-q")
+    result = walk(root)
+    assert (result.files, result.skipped) == ([], {})
+
+
+# --- skip reasons --------------------------------------------------------------------------------
+
+
+def test_skip_reasons(tmp_path):
+    files: dict[str, str | bytes] = {
+        "keep.py": "x = 1\n",
+        "package-lock.json": "{}\n",
+        "yarn.lock": "x\n",
+        "pnpm-lock.yaml": "x\n",
+        "poetry.lock": "x\n",
+        "Cargo.lock": "x\n",
+        "uv.lock": "x\n",
+        "composer.lock": "{}\n",
+        "Gemfile.lock": "x\n",
+        "go.sum": "x\n",
+        "proto/user_pb2.py": "x = 1\n",
+        "proto/user_pb2_grpc.py": "x = 1\n",
+        "api/user.pb.go": "package api\n",
+        "ui/types.generated.ts": "export type X = 1;\n",
+        "static/site.min.css": "a{}\n",
+        "static/app.js.map": "{}\n",
+        "gen/models.go": "// Code generated by sqlc. DO NOT EDIT.\n\npackage gen\n",
+        "long_line.json": '{"data": "' + "x" * 6000 + '"}\n',
+        "big.txt": "x = 1\n" * 2000,
+        "image.JPG": "not really a jpeg, but the extension says so\n",
+        "fonts/a.woff2": "x\n",
+        "lib.so": "x\n",
+        "doc.pdf": "x\n",
+        "mod.pyc": "x\n",
+        "data.unknownext": b"abc\x00def",
+        "server.key": "x\n",
+        ".env.production": "X=1\n",
+        ".npmrc": "//registry/:_authToken=x\n",
+        "dist/bundle.js": "x\n",
+        "build/pkg.js": "x\n",
+        "vendor/lib/x.go": "package x\n",
+        "third_party/x/y.c": "int x;\n",
+        ".venv/lib/site.py": "x\n",
+        "venv/bin/activate": "x\n",
+        "src/__pycache__/m.cpython-311.pyc": "x\n",
+        ".tox/py311/x.py": "x\n",
+        ".mypy_cache/3.11/x.json": "{}\n",
+        "lib/site-packages/x.py": "x\n",
+        "web/node_modules/a/b/c/index.js": "x\n",
+        "src/build/__init__.py": "# a package that happens to be called build\n",
+    }
+    root = write(tmp_path / "repo", files)
+    result = walk(root, max_file_bytes=10_000)
+    assert set(kept(result)) == {"keep.py", "src/build/__init__.py"}
+    assert result.skipped_paths == {
+        "binary": sorted(
+            ["image.JPG", "fonts/a.woff2", "lib.so", "doc.pdf", "mod.pyc", "data.unknownext"]
+        ),
+        "generated": sorted(
+            [
+                "package-lock.json",
+                "yarn.lock",
+                "pnpm-lock.yaml",
+                "poetry.lock",
+                "Cargo.lock",
+                "uv.lock",
+                "composer.lock",
+                "Gemfile.lock",
+                "go.sum",
+                "proto/user_pb2.py",
+                "proto/user_pb2_grpc.py",
+                "api/user.pb.go",
+                "ui/types.generated.ts",
+                "static/site.min.css",
+                "static/app.js.map",
+                "gen/models.go",
+                "long_line.json",
+            ]
+        ),
+        "secret": [".env.production", ".npmrc", "server.key"],
+        "too_large": ["big.txt"],
+        "vendored": sorted(
+            [
+                "dist/",
+                "build/",
+                "vendor/",
+                "third_party/",
+                ".venv/",
+                "venv/",
+                "src/__pycache__/",
+                ".tox/",
+                ".mypy_cache/",
+                "lib/site-packages/",
+                "web/node_modules/",
+            ]
+        ),
+    }
+    # git mode reports the same, vendored directories counted once each
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    again = walk(root, max_file_bytes=10_000)
+    assert kept(again) == kept(result)
+    assert again.skipped_paths == result.skipped_paths
+
+
+def test_max_file_bytes_from_environment(tmp_path, monkeypatch):
+    root = write(tmp_path / "repo", {"small.py": "x = 1\n", "large.py": "x = 1\n" * 100})
+    monkeypatch.setenv("ASKREPO_MAX_FILE_BYTES", "100")
+    assert set(kept(walk(root))) == {"small.py"}
+    assert set(kept(walk(root, max_file_bytes=10_000))) == {"small.py", "large.py"}
+    assert walk(root, max_file_bytes=6).skipped == {"too_large": 1}  # "x = 1\n" is 6: kept
+
+
+def test_minified_heuristic_counts_characters_not_bytes(tmp_path):
+    prose = "日本語の説明文です。" * 200  # 2,000 characters, 6,000 UTF-8 bytes, one line
+    root = write(tmp_path / "repo", {"notes.md": f"# Notes\n\n{prose}\n", "m.js": "a;" * 3000})
+    result = walk(root)
+    assert set(kept(result)) == {"notes.md"}
+    assert result.skipped_paths == {"generated": ["m.js"]}
+
+
+# --- languages and classes -----------------------------------------------------------------------
+
+
+def test_every_language_name_exists_in_the_language_pack():
+    supported = set(typing.get_args(SupportedLanguage))
+    used = (
+        set(ingest.EXT_LANGUAGE.values())
+        | set(ingest.NAME_LANGUAGE.values())
+        | set(ingest.SHEBANG_LANGUAGE.values())
+        | {"requirements"}
+    )
+    assert used - supported == set()
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("a.py", "python"),
+        ("a.pyi", "python"),
+        ("a.js", "javascript"),
+        ("a.mjs", "javascript"),
+        ("a.cjs", "javascript"),
+        ("a.jsx", "javascript"),
+        ("a.ts", "typescript"),
+        ("a.mts", "typescript"),
+        ("a.cts", "typescript"),
+        ("a.tsx", "tsx"),
+        ("a.go", "go"),
+        ("a.rs", "rust"),
+        ("A.java", "java"),
+        ("a.c", "c"),
+        ("a.h", "c"),
+        ("a.cc", "cpp"),
+        ("a.cpp", "cpp"),
+        ("a.cxx", "cpp"),
+        ("a.hpp", "cpp"),
+        ("a.hh", "cpp"),
+        ("a.hxx", "cpp"),
+        ("a.cs", "csharp"),
+        ("a.rb", "ruby"),
+        ("a.php", "php"),
+        ("a.kt", "kotlin"),
+        ("a.kts", "kotlin"),
+        ("a.sh", "bash"),
+        ("a.bash", "bash"),
+        ("a.md", "markdown"),
+        ("a.markdown", "markdown"),
+        ("a.json", "json"),
+        ("a.yaml", "yaml"),
+        ("a.yml", "yaml"),
+        ("a.toml", "toml"),
+        ("a.html", "html"),
+        ("a.css", "css"),
+        ("a.scala", "scala"),
+        ("a.swift", "swift"),
+        ("a.lua", "lua"),
+        ("a.sql", "sql"),
+        ("A.PY", "python"),
+        ("dir.with.dots/Makefile", "make"),
+        ("Dockerfile", "dockerfile"),
+        ("Dockerfile.prod", "dockerfile"),
+        ("CMakeLists.txt", "cmake"),
+        ("go.mod", "gomod"),
+        ("requirements-dev.txt", "requirements"),
+        ("Gemfile", "ruby"),
+        (".gitignore", "gitignore"),
+        ("notes.txt", None),
+        ("LICENSE", None),
+        ("a.unknownext", None),
+        (".py", None),  # a dotfile called ".py" has no extension
+    ],
+)
+def test_detect_language_by_name(path, language):
+    assert detect_language(path) == language
+
+
+@pytest.mark.parametrize(
+    ("head", "language"),
+    [
+        (b"#!/usr/bin/env python3\nprint(1)\n", "python"),
+        (b"#!/usr/bin/python3.11 -u\n", "python"),
+        (b"#!/bin/bash\nset -e\n", "bash"),
+        (b"#!/bin/sh\n", "bash"),
+        (b"#!/usr/bin/env -S node --experimental-vm-modules\n", "javascript"),
+        (b"#!/usr/bin/env ruby\n", "ruby"),
+        (b"#!/usr/bin/env perl\n", "perl"),
+        (b"#! /usr/bin/env zsh\n", "bash"),
+        (b"#!/usr/bin/env FOO=1 python\n", "python"),
+        (b"#!/usr/bin/env\n", None),
+        (b"#!/opt/weird/interpreter\n", None),
+        (b"no shebang\n", None),
+        (b"", None),
+    ],
+)
+def test_detect_language_by_shebang(head, language):
+    assert detect_language("bin/tool", head) == language
+
+
+def test_extension_wins_over_shebang():
+    assert detect_language("tool.py", b"#!/bin/bash\n") == "python"
+
+
+@pytest.mark.parametrize(
+    ("path", "cls"),
+    [
+        ("tests/helpers.py", "test"),
+        ("src/test/java/FooTest.java", "test"),
+        ("pkg/__tests__/a.js", "test"),
+        ("spec/models/user_spec.rb", "test"),
+        ("numpy/testing/utils.py", "test"),
+        ("test_auth.py", "test"),
+        ("auth_test.py", "test"),
+        ("conftest.py", "test"),
+        ("server_test.go", "test"),
+        ("ui/cart.test.ts", "test"),
+        ("ui/cart.test.tsx", "test"),
+        ("ui/cart.test.js", "test"),
+        ("ui/cart.test.jsx", "test"),
+        ("ui/cart.spec.ts", "test"),
+        ("ui/cart.spec.js", "test"),
+        ("src/FooTest.java", "test"),
+        ("src/FooTests.cs", "test"),
+        ("lib/user_spec.rb", "test"),
+        ("tests/README.md", "test"),
+        ("README.md", "doc"),
+        ("README", "doc"),
+        ("CHANGELOG.md", "doc"),
+        ("LICENSE", "doc"),
+        ("LICENSE-MIT", "doc"),
+        ("COPYING.txt", "doc"),
+        ("notes.txt", "doc"),
+        ("guide.rst", "doc"),
+        ("manual.adoc", "doc"),
+        ("docs/index.html", "doc"),
+        ("docs/_static/custom.css", "doc"),
+        ("doc/diagram.puml", "doc"),
+        ("docs/mkdocs.yml", "doc"),
+        ("docs/examples/quickstart.py", "code"),
+        ("docs/conf.py", "code"),
+        ("pyproject.toml", "config"),
+        ("package.json", "config"),
+        ("config/app.yaml", "config"),
+        ("setup.cfg", "config"),
+        ("pom.xml", "config"),
+        ("Dockerfile", "config"),
+        ("Makefile", "config"),
+        ("CMakeLists.txt", "config"),
+        ("requirements.txt", "config"),
+        ("go.mod", "config"),
+        (".env.example", "config"),
+        (".gitignore", "config"),
+        (".github/workflows/ci.yml", "config"),
+        (".github/CODEOWNERS", "config"),
+        (".github/PULL_REQUEST_TEMPLATE.md", "doc"),
+        ("infra/main.tf", "config"),
+        ("src/app.py", "code"),
+        ("src/license.py", "code"),
+        ("src/history.js", "code"),
+        ("web/index.html", "code"),
+        ("scripts/deploy", "code"),
+        ("data/unknown.thing", "code"),
+        ("contest.py", "code"),
+        ("attestation/verify.go", "code"),
+    ],
+)
+def test_classify(path, cls):
+    assert classify(path, detect_language(path)) == cls
+
+
+def test_walk_speed_sanity_on_many_files(tmp_path):
+    """2,000 files walk (no timing assertion: benchmarks measure speed)."""
+    files = {f"pkg{i % 20}/mod{i}.py": f"def f{i}():\n    return {i}\n" for i in range(2000)}
+    root = write(tmp_path / "repo", files)
+    assert len(walk(root).files) == 2000
+    git(root, "init", "-q")
+    assert len(walk(root).files) == 2000
+
+
+def test_git_commit_is_none_for_a_root_the_enclosing_repo_ignores(tmp_path):
+    import subprocess
+
+    from askrepo.ingest import git_commit
+
+    outer = tmp_path / "outer"
+    (outer / "cache" / "lib").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=outer, check=True)
+    (outer / ".gitignore").write_text("cache/\n")
+    (outer / "a.py").write_text("x = 1\n")
+    (outer / "cache" / "lib" / "b.py").write_text("y = 2\n")
+    subprocess.run(["git", "add", "."], cwd=outer, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"],
+        cwd=outer,
+        check=True,
+    )
+    assert git_commit(outer) is not None
+    assert git_commit(outer / "cache" / "lib") is None
