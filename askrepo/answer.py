@@ -1,0 +1,449 @@
+"""Grounded answers: retrieve snippets, refuse what the index cannot back, prompt, cite.
+
+The pure parts (``build_prompt``, ``resolve_citations``, ``refusal_text``) are tested with worked
+examples; ``ask`` wires them to a retriever and an LLM. Citations are built from the retrieved
+hits' metadata only: a path or line number written by the model is never trusted.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from askrepo import config
+from askrepo.datatypes import Answer, Citation, Hit
+from askrepo.errors import UsageError
+from askrepo.llm import strip_think
+
+if TYPE_CHECKING:
+    from askrepo.llm import LLM
+
+DEFAULT_MAX_TOKENS = 300  # answer length; with the embedded model's 2048 context
+TEMPLATE_OVERHEAD = 32  # chat-template tokens around the system and user messages
+MIN_SNIPPET_TOKENS = 48  # a snippet smaller than this (header included) is not worth showing
+TRUNCATED_MARK = "… (truncated)"
+
+SYSTEM_PROMPT = (
+    "You answer questions about a code base using only the numbered code snippets you are "
+    "given. Cite the snippets you use as [n]. If the snippets do not contain the answer, "
+    "say so plainly instead of guessing."
+)
+
+INSTRUCTIONS = (
+    "Answer the question using only the snippets above. After each statement, cite the "
+    "snippet it comes from by its number in square brackets, for example [1]. Do not cite "
+    "anything else. If the snippets do not contain the answer, say plainly that they do not."
+)
+
+NO_SNIPPETS = "(No code snippets were found for this question.)"
+
+NO_CITATION_NOTE = (
+    "_The answer cites none of the retrieved snippets, so nothing above is backed by the code; "
+    "check the retrieved sources._"
+)
+
+HYDE_PROMPT = (
+    "Write a short code snippet (at most 12 lines) that could be the code this question is "
+    "about, using plausible names. Reply with the code only.\n\nQuestion: {question}"
+)
+
+SUMMARY_PROMPT = (
+    "File: {path}\n{symbol_line}```\n{code}\n```\n\n"
+    "In one sentence, say what this code does and what it is for, naming its key "
+    "identifiers. Reply with that sentence only."
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Prompt
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any backtick run inside ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _snippet_block(n: int, hit: Hit) -> str:
+    head = f"[{n}] {hit.path}:{hit.start_line}-{hit.end_line}"
+    if hit.symbol:
+        head += f" ({hit.symbol})"
+    fence = _fence(hit.text)
+    return f"{head}\n{fence}{hit.language or ''}\n{hit.text.rstrip()}\n{fence}"
+
+
+def _render(question: str, shown: list[Hit]) -> str:
+    if shown:
+        blocks = "\n\n".join(_snippet_block(i, h) for i, h in enumerate(shown, 1))
+        body = f"Code snippets from the repository:\n\n{blocks}"
+    else:
+        body = NO_SNIPPETS
+    return f"{body}\n\nQuestion: {question}\n\n{INSTRUCTIONS}"
+
+
+def _truncate(hit: Hit, n: int, max_tokens: int, count_tokens: Callable[[str], int]) -> Hit | None:
+    """The longest leading part of ``hit`` whose block fits ``max_tokens``, or None.
+
+    The returned hit's ``end_line`` is the last line kept, so a citation of it points at
+    exactly the lines the model saw.
+    """
+    lines = hit.text.splitlines()
+
+    def cut(keep: int) -> Hit:
+        text = "\n".join([*lines[:keep], TRUNCATED_MARK])
+        return replace(hit, text=text, end_line=hit.start_line + keep - 1)
+
+    lo, hi = 0, len(lines) - 1  # keeping all lines did not fit; find the largest that does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(_snippet_block(n, cut(mid))) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo) if lo > 0 else None
+
+
+def build_prompt(
+    question: str,
+    hits: list[Hit],
+    *,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    top_k: int | None = None,
+) -> tuple[str, list[Hit]]:
+    """The user prompt for ``question`` with the top snippets that fit ``budget_tokens``.
+
+    Snippets are taken in rank order (at most ``top_k``, default ASKREPO_TOPK) and numbered
+    [1], [2], … by their position in the returned list. Each snippet may use at most a third
+    of the snippet budget (so the top few all get room; unused room flows to the next); one
+    that does not fit is cut to its leading lines (its ``end_line`` shrinks to match), and once
+    less than MIN_SNIPPET_TOKENS is left the remaining, lower-ranked ones are dropped. The
+    question is never cut: UsageError if it alone does not fit.
+    """
+    candidates = hits[: top_k if top_k is not None else config.top_k()]
+    base = _render(question, [])
+    room = budget_tokens - count_tokens(base)
+    if room < 0:
+        raise UsageError(
+            f"The question is too long for the model's context ({count_tokens(question)} tokens) "
+            "— shorten it, or use `--backend ollama` for a larger context."
+        )
+    cap = max(MIN_SNIPPET_TOKENS, room // min(3, max(1, len(candidates))))
+    shown: list[Hit] = []
+    for hit in candidates:
+        n = len(shown) + 1
+        allowed = min(cap, room)
+        if allowed < MIN_SNIPPET_TOKENS:
+            break
+        cost = count_tokens(_snippet_block(n, hit)) + 2  # + the blank line between blocks
+        if cost > allowed:
+            cut = _truncate(hit, n, allowed - 2, count_tokens)
+            if cut is None:
+                break
+            hit, cost = cut, count_tokens(_snippet_block(n, cut)) + 2
+        shown.append(hit)
+        room -= cost
+
+    prompt = _render(question, shown)
+    while shown and count_tokens(prompt) > budget_tokens:  # token counts are not additive
+        shown.pop()
+        prompt = _render(question, shown)
+    return prompt, shown
+
+
+# ------------------------------------------------------------------------------------------
+# Citations
+
+# A citation group: [3], [1, 2], [2-4] (also with an en dash). "[1][2]" is two groups.
+_GROUP = re.compile(r"\[\s*(\d+(?:\s*[-–]\s*\d+)?(?:\s*,\s*\d+(?:\s*[-–]\s*\d+)?)*)\s*\]")
+_ITEM = re.compile(r"(\d+)(?:\s*[-–]\s*(\d+))?")
+_CODE = re.compile(r"(`{3,}).*?(?:\1|\Z)|`[^`\n]*`", re.DOTALL)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _CODE.finditer(text)]
+
+
+def resolve_citations(
+    answer_text: str, shown: list[Hit], commit: str | None
+) -> tuple[str, list[Citation], list[int]]:
+    """Map the model's ``[n]`` markers to the snippets it was shown.
+
+    Recognized: ``[n]``, ``[n, m]``, ``[n][m]`` and ranges ``[n-m]`` (expanded when both ends are
+    shown snippets and n < m; otherwise the range is dropped, its out-of-range ends reported).
+    Not citations: brackets inside code (backticks / fences), right after a word character or
+    ``)`` (indexing like ``args[0]``), or followed by ``(`` (a Markdown link).
+    Returns ``(text, citations, invalid)``: the text with numbers that match no snippet removed
+    (an emptied group disappears with the space before it), the citations in first-appearance
+    order without duplicates (``n`` = the number in the text), and the invalid numbers in
+    first-appearance order without duplicates.
+    """
+    code = _code_spans(answer_text)
+    total = len(shown)
+    order: list[int] = []
+    invalid: list[int] = []
+    out: list[str] = []
+    pos = 0
+    skipped_end = -1  # end of the last bracket skipped as indexing: "a[1][2]" is not a citation
+
+    def valid(n: int) -> bool:
+        return 1 <= n <= total
+
+    for m in _GROUP.finditer(answer_text):
+        start, end = m.span()
+        before = answer_text[start - 1] if start else ""
+        after = answer_text[end] if end < len(answer_text) else ""
+        in_code = any(a <= start < b for a, b in code)
+        if (
+            in_code
+            or re.match(r"[\w)]", before)
+            or after == "("
+            or (before == "]" and skipped_end == start)
+        ):
+            skipped_end = end
+            continue
+        kept_items: list[str] = []
+        for item in _ITEM.finditer(m.group(1)):
+            a = int(item.group(1))
+            b = int(item.group(2)) if item.group(2) else None
+            if b is None:
+                nums = [a] if valid(a) else []
+                bad = [] if valid(a) else [a]
+            elif valid(a) and valid(b) and a < b:
+                nums, bad = list(range(a, b + 1)), []
+            else:
+                nums, bad = [], [x for x in (a, b) if not valid(x)]
+            for x in bad:
+                if x not in invalid:
+                    invalid.append(x)
+            if nums:
+                kept_items.append(item.group(0))
+                order.extend(x for x in nums if x not in order)
+        out.append(answer_text[pos:start])
+        if len(kept_items) == len(_ITEM.findall(m.group(1))):
+            out.append(m.group(0))  # untouched
+        elif kept_items:
+            out.append("[" + ", ".join(kept_items) + "]")
+        elif out[-1].endswith(" "):  # drop the group and the space that led to it
+            out[-1] = out[-1][:-1]
+        pos = end
+    out.append(answer_text[pos:])
+    text = "".join(out)
+    citations = [
+        Citation(
+            n=n,
+            path=shown[n - 1].path,
+            start_line=shown[n - 1].start_line,
+            end_line=shown[n - 1].end_line,
+            symbol=shown[n - 1].symbol,
+            commit=commit,
+        )
+        for n in order
+    ]
+    return text, citations, invalid
+
+
+# ------------------------------------------------------------------------------------------
+# Refusal
+
+
+def missing_identifiers(question: str, store: Any) -> list[str]:
+    """Identifier-like names in ``question`` that occur nowhere in the index.
+
+    A name is present when ``store.find_symbol(name)`` finds a definition (exact or qualified
+    suffix) or ``store.has_term(name)`` finds it in any chunk; a dotted name (``A.b``) also
+    counts as present when each of its parts is. Names come from
+    ``askrepo.identifiers.query_identifiers`` (code-like tokens and backticked names only).
+    """
+    from askrepo.identifiers import query_identifiers
+
+    missing: list[str] = []
+    for name in query_identifiers(question):
+        if name in missing or _present(name, store):
+            continue
+        missing.append(name)
+    return missing
+
+
+def _present(name: str, store: Any) -> bool:
+    if store.find_symbol(name) or store.has_term(name):
+        return True
+    parts = [p for p in name.split(".") if p]
+    if len(parts) > 1:
+        return all(store.find_symbol(p) or store.has_term(p) for p in parts)
+    return False
+
+
+def _join_names(names: list[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def refusal_text(missing: list[str], meta: Any | None = None) -> str:
+    """The answer given, without asking the model, when the question names absent identifiers.
+
+    >>> refusal_text(["FooBar"])  # doctest: +ELLIPSIS
+    'The code base does not contain `FooBar`: ...'
+    """
+    scope = "the index"
+    if meta is not None:
+        files = getattr(meta, "file_count", None)
+        chunks = getattr(meta, "chunk_count", None)
+        commit = getattr(meta, "commit", None)
+        if files is not None and chunks is not None:
+            scope = f"the index ({files} files, {chunks} chunks"
+            scope += f", commit {commit[:12]})" if commit else ")"
+    what = "that name" if len(missing) == 1 else "those names"
+    return (
+        f"The code base does not contain {_join_names(missing)}: no definition with {what} "
+        f"(exact or qualified) and no occurrence of it anywhere in {scope}. "
+        "The model was not asked, so nothing was made up; check the spelling, or re-index "
+        "with `askrepo index` if the code changed."
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# The pipeline
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = round((time.perf_counter() - start) * 1000, 1)
+
+
+def _meta(store: Any) -> Any | None:
+    try:
+        return store.meta()
+    except Exception:  # a damaged meta must not block answering; it only labels citations
+        return None
+
+
+def _strip_fences(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if not ln.strip().startswith("```")]
+    return "\n".join(lines).strip()
+
+
+def hypothetical_snippet(llm: LLM, question: str, *, max_tokens: int = 120) -> str:
+    """HyDE: a short made-up code snippet answering ``question``, used only as a search query."""
+    return _strip_fences(llm.generate(HYDE_PROMPT.format(question=question), max_tokens=max_tokens))
+
+
+def ask(
+    question: str,
+    retriever: Any,
+    llm: LLM,
+    *,
+    k: int | None = None,
+    hyde: bool = False,
+    stream: Callable[[str], None] | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> Answer:
+    """Answer ``question`` from the indexed code, with citations resolved against the hits.
+
+    Stages (each timed in ``timings_ms``): refusal check (identifiers named in the question
+    that are absent from the index → answered without the model, ``refused=True``), optional
+    HyDE, retrieval, prompt, generation (pieces go to ``stream``), citation resolution.
+    ``citations`` holds only the snippets the answer cites; ``retrieved`` holds every hit.
+    """
+    from askrepo.retriever import SearchOptions
+
+    question = question.strip()
+    if not question:
+        raise UsageError('The question is empty — ask something, e.g. `askrepo ask "where is X?"`.')
+    k = k or config.top_k()
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    store = retriever.store
+    meta = _meta(store)
+    commit = getattr(meta, "commit", None)
+
+    def done(text: str, citations: list[Citation], invalid: list[int], refused: bool) -> Answer:
+        timings["total"] = round((time.perf_counter() - start) * 1000, 1)
+        return Answer(
+            question=question,
+            answer=text,
+            citations=citations,
+            invalid_citations=invalid,
+            retrieved=hits,
+            backend=llm.name,
+            model=llm.model,
+            timings_ms=timings,
+            refused=refused,
+        )
+
+    with _timed(timings, "refusal_check"):
+        missing = missing_identifiers(question, store)
+
+    extra: list[str] = []
+    if hyde and not missing:
+        with _timed(timings, "hyde"):
+            snippet = hypothetical_snippet(llm, question)
+        if snippet:
+            extra.append(snippet)
+
+    with _timed(timings, "retrieve"):
+        hits = list(retriever.search(question, SearchOptions(k=k, extra_queries=extra)).hits)
+
+    if missing:
+        return done(refusal_text(missing, meta), [], [], True)
+
+    with _timed(timings, "prompt"):
+        budget = (
+            llm.context_tokens - max_tokens - llm.count_tokens(SYSTEM_PROMPT) - TEMPLATE_OVERHEAD
+        )
+        prompt, shown = build_prompt(
+            question, hits, budget_tokens=budget, count_tokens=llm.count_tokens, top_k=k
+        )
+    if not shown:
+        return done(
+            "The search found no code for this question, so there is nothing to answer from — "
+            "try other words, or check the index with `askrepo search`.",
+            [],
+            [],
+            True,
+        )
+
+    with _timed(timings, "generate"):
+        raw = llm.generate(prompt, system=SYSTEM_PROMPT, max_tokens=max_tokens, stream=stream)
+    with _timed(timings, "cite"):
+        text, citations, invalid = resolve_citations(strip_think(raw), shown, commit)
+    text = text.strip() or "(The model returned an empty answer.)"
+    if not citations:
+        text = f"{text}\n\n{NO_CITATION_NOTE}"
+    return done(text, citations, invalid, False)
+
+
+def contextual_summary(llm: LLM, chunk_text: str, path: str, symbol: str | None) -> str:
+    """One sentence situating a chunk in its file, for ``askrepo index --contextual``."""
+    max_tokens = 60
+    symbol_line = f"Symbol: {symbol}\n" if symbol else ""
+    budget = llm.context_tokens - max_tokens - TEMPLATE_OVERHEAD
+
+    def prompt_for(code: str) -> str:
+        return SUMMARY_PROMPT.format(path=path, symbol_line=symbol_line, code=code)
+
+    code = chunk_text
+    if llm.count_tokens(prompt_for(code)) > budget:
+        lines = chunk_text.splitlines()
+        lo, hi = 0, len(lines) - 1
+        while lo < hi:  # the most leading lines that fit, with the truncation mark
+            mid = (lo + hi + 1) // 2
+            fits = llm.count_tokens(prompt_for("\n".join([*lines[:mid], TRUNCATED_MARK])))
+            lo, hi = (mid, hi) if fits <= budget else (lo, mid - 1)
+        code = "\n".join([*lines[:lo], TRUNCATED_MARK])
+    raw = llm.generate(prompt_for(code), max_tokens=max_tokens)
+    for line in strip_think(raw).splitlines():
+        line = line.strip().strip("`").strip()
+        if line:
+            return line[:300]
+    return ""

@@ -1,0 +1,175 @@
+"""``askrepo ask``: a grounded answer with clickable ``path:start-end`` sources.
+
+Registered by askrepo.cli as ``app.command("ask")(friendly(ask))``; AskrepoError propagates to
+that wrapper, which prints one red line and exits with the error's code.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the indexed code base.")],
+    repo: Annotated[
+        Path | None,
+        typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
+    ] = None,
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="auto (Ollama if it serves the model, else embedded) | ollama | embedded. "
+            "Env: ASKREPO_BACKEND."
+        ),
+    ] = "auto",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Ollama model (default qwen3:14b; env ASKREPO_LLM), or a .gguf path for the "
+            "embedded backend.",
+        ),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", "--k", help="Snippets to retrieve and show the model (ASKREPO_TOPK)."),
+    ] = None,
+    hyde: Annotated[
+        bool,
+        typer.Option("--hyde", help="Also search with a hypothetical code snippet from the LLM."),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Also list retrieved snippets the answer did not cite."
+        ),
+    ] = False,
+) -> None:
+    """Answer QUESTION from the indexed code, citing exact path:start-end ranges.
+
+    Identifiers the question names that exist nowhere in the index are reported as absent
+    without asking the model.
+    """
+    from .answer import ask as ask_question
+    from .cli import default_repo, err, out
+    from .llm import choose_backend
+    from .retriever import Retriever
+    from .store import worktree_changed
+
+    root = default_repo(repo)
+    retriever = Retriever.open(root)
+    llm = choose_backend(backend, model)
+    note = getattr(llm, "note", None)
+
+    if note:  # stderr, so --json output stays one object
+        err.print(
+            f"[yellow]note:[/] {note}; answering with the embedded model.",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if json_out:
+        answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+        print(json.dumps(answer.to_dict(), ensure_ascii=False))
+        return
+    if out.is_terminal:
+        with _LiveAnswer(out, llm) as live:
+            answer = ask_question(question, retriever, llm, k=k, hyde=hyde, stream=live.add)
+    else:
+        answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+    _render(out, answer, retriever.store.repo, llm, verbose=verbose)
+    if worktree_changed(retriever.store):
+        err.print(
+            f"[yellow]note:[/] the working tree changed since it was indexed — "
+            f"run `askrepo index {root}` to refresh",
+            highlight=False,
+        )
+
+
+class _LiveAnswer:
+    """Shows the answer as it streams (the last lines that fit), then gets out of the way."""
+
+    def __init__(self, console: Any, llm: Any):
+        self.console = console
+        self.label = f"{llm.name} · {llm.model}"
+        self.text = ""
+        self.started = time.perf_counter()
+        self.live: Any = None
+
+    def __rich__(self) -> Any:
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        if not self.text.strip():
+            secs = time.perf_counter() - self.started
+            return Spinner("dots", Text(f" searching and reading with {self.label} ({secs:.0f} s)"))
+        height = max(3, self.console.size.height - 2)
+        lines = self.text.splitlines()[-height:]
+        return Text("\n".join(lines))
+
+    def add(self, piece: str) -> None:
+        self.text += piece
+
+    def __enter__(self) -> _LiveAnswer:
+        from rich.live import Live
+
+        self.live = Live(self, console=self.console, transient=True, refresh_per_second=8)
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(*exc)
+
+
+def _link(root: Path, path: str, label: str) -> Any:
+    from rich.style import Style
+    from rich.text import Text
+
+    uri = (Path(root) / path).resolve().as_uri()
+    return Text(label, style=Style(link=uri, color="cyan"))
+
+
+def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -> None:
+    from rich.markdown import Markdown
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print(Markdown(answer.answer))
+    console.print()
+    if answer.citations:
+        t = Table(box=None, header_style="bold", title="Sources", title_justify="left")
+        t.add_column("#", justify="right")
+        t.add_column("location")
+        t.add_column("symbol")
+        for c in answer.citations:
+            t.add_row(f"[{c.n}]", _link(root, c.path, c.location), c.symbol or "")
+        console.print(t, highlight=False)
+    if answer.invalid_citations:
+        nums = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        console.print(f"[dim]Removed citations of snippets that were never shown: {nums}[/]")
+
+    cited = {(c.path, c.start_line) for c in answer.citations}
+    uncited = [h for h in answer.retrieved if (h.path, h.start_line) not in cited]
+    if uncited and (verbose or not answer.citations):
+        t = Table(box=None, header_style="bold", title="Retrieved, not cited", title_justify="left")
+        t.add_column("rank", justify="right")
+        t.add_column("location")
+        t.add_column("symbol")
+        for h in uncited:
+            t.add_row(str(h.rank), _link(root, h.path, h.location), h.symbol or f"({h.kind})")
+        console.print(t, highlight=False)
+
+    secs = answer.timings_ms.get("total", 0.0) / 1000
+    if answer.refused:
+        who = "Answered from the index alone (the model was not asked)"
+    else:
+        who = f"Answered by {answer.backend} · {answer.model}"
+        quality = getattr(llm, "quality_note", None)
+        if quality:
+            who += f" — {quality}"
+    console.print(Text(f"{who} · {secs:.1f} s", style="dim"))

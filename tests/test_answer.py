@@ -1,0 +1,368 @@
+"""askrepo.answer: prompt budget, citation mapping, refusal, and the ask() pipeline.
+
+Unit tests of our own logic: the LLM, retriever and store are small deterministic fakes here.
+Token counts use a whitespace word counter so budgets can be worked out by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from askrepo.answer import (
+    MIN_SNIPPET_TOKENS,
+    NO_CITATION_NOTE,
+    TRUNCATED_MARK,
+    ask,
+    build_prompt,
+    contextual_summary,
+    missing_identifiers,
+    refusal_text,
+    resolve_citations,
+)
+from askrepo.datatypes import Citation, Hit
+from askrepo.errors import UsageError
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def hit(rank: int, path: str, start: int, end: int, symbol: str | None = None, text=None) -> Hit:
+    if text is None:
+        text = "\n".join(f"line{i} of {path}" for i in range(start, end + 1))
+    return Hit(
+        rank=rank,
+        path=path,
+        start_line=start,
+        end_line=end,
+        symbol=symbol,
+        kind="function",
+        language="python",
+        score=1.0 / rank,
+        sources={"dense": rank, "fts": None},
+        expanded_from=None,
+        text=text,
+    )
+
+
+SHOWN = [
+    hit(1, "src/pkg/utils.py", 10, 20, "echo"),
+    hit(2, "src/pkg/core.py", 100, 140, "Context.lookup_default"),
+    hit(3, "src/pkg/types.py", 5, 9, None),
+]
+
+
+# ------------------------------------------------------------------------------------------
+# resolve_citations: worked examples
+
+
+def test_citations_valid_map_to_hit_metadata_in_first_appearance_order():
+    text = "Echo strips styles [2] before writing [1]."
+    out, cites, invalid = resolve_citations(text, SHOWN, "abc123")
+    assert out == text
+    assert invalid == []
+    assert cites == [
+        Citation(2, "src/pkg/core.py", 100, 140, "Context.lookup_default", "abc123"),
+        Citation(1, "src/pkg/utils.py", 10, 20, "echo", "abc123"),
+    ]
+
+
+def test_citations_invalid_numbers_removed_and_reported():
+    text = "It lives in utils [4] and core [2, 7]. See [0]."
+    out, cites, invalid = resolve_citations(text, SHOWN, None)
+    assert out == "It lives in utils and core [2]. See."
+    assert [c.n for c in cites] == [2]
+    assert invalid == [4, 7, 0]
+
+
+def test_citations_repeated_are_deduplicated():
+    text = "A [3]. B [1][3]. C [3, 1]. D [3]."
+    out, cites, invalid = resolve_citations(text, SHOWN, None)
+    assert out == text
+    assert [c.n for c in cites] == [3, 1]
+    assert invalid == []
+
+
+def test_citations_none():
+    text = "The snippets do not say."
+    assert resolve_citations(text, SHOWN, None) == (text, [], [])
+
+
+def test_citations_ranges_expand_only_between_shown_snippets():
+    out, cites, invalid = resolve_citations("All of [1-3].", SHOWN, None)
+    assert (out, [c.n for c in cites], invalid) == ("All of [1-3].", [1, 2, 3], [])
+    # [2-9]: 9 was never shown -> the whole range goes (probably line numbers, not snippets)
+    out, cites, invalid = resolve_citations("Lines [2-9] and [1, 2–3].", SHOWN, None)
+    assert out == "Lines and [1, 2–3]."
+    assert [c.n for c in cites] == [1, 2, 3]
+    assert invalid == [9]
+
+
+def test_citations_ignore_code_indexing_and_links():
+    text = "Use `args[1]` or x[2][3], see [docs][1](http://x) and ```\nfoo[2]\n``` [3]"
+    out, cites, invalid = resolve_citations(text, SHOWN, None)
+    assert out == text
+    assert [c.n for c in cites] == [3]
+    assert invalid == []
+
+
+def test_citation_paths_never_come_from_the_model():
+    text = "Defined at src/fake.py:1-999 [1]."
+    _, cites, _ = resolve_citations(text, SHOWN, None)
+    assert cites[0].location == "src/pkg/utils.py:10-20"
+
+
+# ------------------------------------------------------------------------------------------
+# build_prompt
+
+
+def test_prompt_numbers_snippets_and_keeps_question_and_rules():
+    prompt, shown = build_prompt(
+        "Where is echo?", SHOWN, budget_tokens=10_000, count_tokens=words, top_k=8
+    )
+    assert shown == SHOWN
+    assert "[1] src/pkg/utils.py:10-20 (echo)\n```python\nline10 of src/pkg/utils.py" in prompt
+    assert "[2] src/pkg/core.py:100-140 (Context.lookup_default)" in prompt
+    assert "[3] src/pkg/types.py:5-9\n```python" in prompt
+    assert "Question: Where is echo?" in prompt
+    assert "using only the snippets" in prompt and "[1]" in prompt and "do not" in prompt
+
+
+def test_prompt_respects_top_k():
+    _, shown = build_prompt("q?", SHOWN, budget_tokens=10_000, count_tokens=words, top_k=2)
+    assert shown == SHOWN[:2]
+
+
+def _lines_hit(rank: int, n_lines: int) -> Hit:
+    # every line is 3 words; the block is header (3 words with symbol) + 2 fences + 3 per line
+    return hit(rank, f"f{rank}.py", 1, n_lines, "sym", "\n".join(["a b c"] * n_lines))
+
+
+def test_prompt_budget_worked_example():
+    question = "how does it work?"
+    base = words(build_prompt(question, [], budget_tokens=1000, count_tokens=words)[0])
+    hits = [_lines_hit(1, 20), _lines_hit(2, 20)]  # block = 5 + 60 = 65 words, +2 separator
+    # Room for exactly both blocks: the per-snippet cap (room // 2 = 67) admits each whole.
+    prompt, shown = build_prompt(question, hits, budget_tokens=base + 134, count_tokens=words)
+    assert shown == hits
+    assert words(prompt) <= base + 134
+
+    # One word less: cap = 133 // 2 = 66 < 67, so [1] is cut to the most lines whose block fits
+    # 64 words: 5 + 3k + 2 ("… (truncated)") <= 64 -> k = 19, i.e. lines 1-19; then [2] too.
+    prompt, shown = build_prompt(question, hits, budget_tokens=base + 133, count_tokens=words)
+    assert [h.path for h in shown] == ["f1.py", "f2.py"]
+    assert (shown[0].start_line, shown[0].end_line) == (1, 19)
+    assert shown[0].text.endswith(TRUNCATED_MARK)
+    assert "[1] f1.py:1-19 (sym)" in prompt
+    assert words(prompt) <= base + 133
+
+    # A 10-line [1] (block 35 + 2) and 47 words to spare: cap = max(48, 84 // 2) admits [1]
+    # whole, then the 47 left are below MIN_SNIPPET_TOKENS (48), so [2] is dropped, not cut.
+    small = _lines_hit(1, 10)
+    budget = base + 37 + MIN_SNIPPET_TOKENS - 1
+    prompt, shown = build_prompt(
+        question, [small, hits[1]], budget_tokens=budget, count_tokens=words
+    )
+    assert shown == [small]
+    assert "f2.py" not in prompt
+
+
+def test_prompt_never_truncates_the_question():
+    question = "why " * 50 + "?"
+    prompt, shown = build_prompt(
+        question, [_lines_hit(1, 200)], budget_tokens=words(question) + 120, count_tokens=words
+    )
+    assert f"Question: {question}" in prompt
+    assert words(prompt) <= words(question) + 120
+    with pytest.raises(UsageError, match="too long"):
+        build_prompt(question, [_lines_hit(1, 3)], budget_tokens=20, count_tokens=words)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=1, max_value=120), min_size=0, max_size=10),
+    extra=st.integers(min_value=0, max_value=900),
+    top_k=st.integers(min_value=1, max_value=10),
+)
+def test_prompt_invariants(sizes, extra, top_k):
+    question = "where is the retry implemented?"
+    hits = [_lines_hit(i + 1, n) for i, n in enumerate(sizes)]
+    base = words(build_prompt(question, [], budget_tokens=10_000, count_tokens=words)[0])
+    prompt, shown = build_prompt(
+        question, hits, budget_tokens=base + extra, count_tokens=words, top_k=top_k
+    )
+    assert words(prompt) <= base + extra
+    assert f"Question: {question}" in prompt
+    assert len(shown) <= min(top_k, len(hits))
+    for n, (s, h) in enumerate(zip(shown, hits, strict=False), 1):  # rank-order prefix
+        assert (s.path, s.start_line) == (h.path, h.start_line)
+        assert s.start_line <= s.end_line <= h.end_line
+        body = s.text.splitlines()
+        kept = body[:-1] if body[-1] == TRUNCATED_MARK else body
+        assert len(kept) == s.end_line - s.start_line + 1
+        assert f"[{n}] {s.path}:{s.start_line}-{s.end_line}" in prompt
+
+
+# ------------------------------------------------------------------------------------------
+# Refusal
+
+
+@dataclass
+class FakeStore:
+    symbols: set[str] = field(default_factory=set)
+    terms: set[str] = field(default_factory=set)
+    commit: str | None = "0123456789abcdef"
+
+    def find_symbol(self, name: str):
+        return [name] if any(s == name or s.endswith("." + name) for s in self.symbols) else []
+
+    def has_term(self, term: str) -> bool:
+        return term in self.terms
+
+    def meta(self):
+        return SimpleNamespace(commit=self.commit, file_count=12, chunk_count=340)
+
+
+STORE = FakeStore(
+    symbols={"utils.echo", "Context.lookup_default", "Group.resolve_command", "open_file"},
+    terms={"default_map", "token_normalize_func", "echo"},
+)
+
+
+def test_missing_identifiers_finds_absent_names_only():
+    q = "Where is `ClickOptionRegistry` defined, and how does it use `default_map`?"
+    assert missing_identifiers(q, STORE) == ["ClickOptionRegistry"]
+
+
+def test_missing_identifiers_accepts_qualified_and_suffix_matches():
+    q = "How does `Context.lookup_default` read default_map, and what calls `resolve_command`?"
+    assert missing_identifiers(q, STORE) == []
+
+
+def test_missing_identifiers_ignores_plain_words_and_versions():
+    q = "In Click 8.4.1, how are options parsed from the command line?"
+    assert missing_identifiers(q, STORE) == []
+
+
+def test_refusal_text_states_the_evidence():
+    text = refusal_text(["FooRegistry", "bar_baz"], STORE.meta())
+    assert text.startswith("The code base does not contain `FooRegistry` or `bar_baz`:")
+    assert "12 files, 340 chunks, commit 0123456789ab" in text
+
+
+# ------------------------------------------------------------------------------------------
+# ask(): the pipeline with a fake LLM and a fake retriever
+
+
+class FakeLLM:
+    name = "fake"
+    model = "fake-model"
+    context_tokens = 4096
+
+    def __init__(self, *replies: str):
+        self.replies = list(replies)
+        self.calls: list[dict] = []
+
+    def generate(self, prompt, *, system=None, max_tokens=300, stream=None, stop=None):
+        self.calls.append({"prompt": prompt, "system": system, "max_tokens": max_tokens})
+        reply = self.replies.pop(0)
+        if stream is not None:
+            for piece in reply.split(" "):
+                stream(piece + " ")
+        return reply
+
+    def count_tokens(self, text: str) -> int:
+        return words(text)
+
+
+class FakeRetriever:
+    def __init__(self, hits, store=STORE):
+        self.hits = hits
+        self.store = store
+        self.queries: list[tuple[str, object]] = []
+
+    def search(self, query, opts=None):
+        self.queries.append((query, opts))
+        return SimpleNamespace(hits=list(self.hits[: opts.k]), stale=False)
+
+
+def test_ask_keeps_only_cited_sources_and_all_retrieved():
+    llm = FakeLLM("Context.lookup_default reads default_map [2].")
+    retriever = FakeRetriever(SHOWN)
+    pieces: list[str] = []
+    ans = ask("Where is default_map read?", retriever, llm, stream=pieces.append)
+    assert ans.answer == "Context.lookup_default reads default_map [2]."
+    assert [c.location for c in ans.citations] == ["src/pkg/core.py:100-140"]
+    assert ans.citations[0].commit == "0123456789abcdef"
+    assert ans.retrieved == SHOWN
+    assert ans.invalid_citations == [] and not ans.refused
+    assert (ans.backend, ans.model) == ("fake", "fake-model")
+    assert "".join(pieces).strip() == ans.answer
+    assert {"refusal_check", "retrieve", "prompt", "generate", "total"} <= set(ans.timings_ms)
+    prompt = llm.calls[0]["prompt"]
+    assert (
+        "[2] src/pkg/core.py:100-140" in prompt and "Question: Where is default_map read?" in prompt
+    )
+    assert llm.calls[0]["system"]
+
+
+def test_ask_removes_invalid_citations_and_says_when_nothing_is_cited():
+    llm = FakeLLM("<think>let me look</think>It is in the parser [7].")
+    ans = ask("How is the command line parsed?", FakeRetriever(SHOWN), llm)
+    assert ans.invalid_citations == [7]
+    assert ans.citations == []
+    assert ans.answer == f"It is in the parser.\n\n{NO_CITATION_NOTE}"
+    assert "<think>" not in ans.answer
+
+
+def test_ask_refuses_absent_identifier_without_calling_the_model():
+    llm = FakeLLM()  # any call would fail: no reply scripted
+    ans = ask("How does `ParameterOriginRegistry` track origins?", FakeRetriever(SHOWN), llm)
+    assert ans.refused
+    assert llm.calls == []
+    assert ans.answer.startswith("The code base does not contain `ParameterOriginRegistry`")
+    assert ans.citations == [] and ans.retrieved == SHOWN
+
+
+def test_ask_with_no_hits_does_not_call_the_model():
+    llm = FakeLLM()
+    ans = ask("How is the command line parsed?", FakeRetriever([]), llm)
+    assert ans.refused and llm.calls == [] and ans.citations == []
+
+
+def test_ask_hyde_searches_with_the_hypothetical_snippet():
+    llm = FakeLLM(
+        "```python\ndef lookup_default(name):\n    return default_map[name]\n```",
+        "It reads the map [1].",
+    )
+    retriever = FakeRetriever(SHOWN)
+    ans = ask("Where is default_map read?", retriever, llm, hyde=True, k=2)
+    ((query, opts),) = retriever.queries
+    assert query == "Where is default_map read?"
+    assert opts.k == 2
+    assert opts.extra_queries == ["def lookup_default(name):\n    return default_map[name]"]
+    assert len(llm.calls) == 2 and "hyde" in ans.timings_ms
+    assert [c.n for c in ans.citations] == [1]
+
+
+def test_ask_rejects_empty_question():
+    with pytest.raises(UsageError):
+        ask("   ", FakeRetriever(SHOWN), FakeLLM())
+
+
+def test_contextual_summary_is_one_line_and_fits_the_context():
+    class Small(FakeLLM):
+        context_tokens = 200
+
+    llm = Small("<think>x</think>\n\nParses options for the `echo` command.\nExtra line.")
+    code = "\n".join(["word word word word"] * 300)
+    out = contextual_summary(llm, code, "src/pkg/utils.py", "echo")
+    assert out == "Parses options for the `echo` command."
+    prompt = llm.calls[0]["prompt"]
+    assert words(prompt) <= 200 - 60 - 32  # context - answer tokens - template overhead
+    assert TRUNCATED_MARK in prompt and "Symbol: echo" in prompt
