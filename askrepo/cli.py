@@ -105,7 +105,9 @@ def index(
         bool,
         typer.Option(
             "--contextual",
-            help="Add a one-line LLM summary to every chunk (slow; uses the `ask` backend).",
+            envvar="ASKREPO_CONTEXTUAL",
+            help="Add a one-line LLM summary to every chunk, stored and embedded with it "
+            "(slow; uses the `ask` backend; ASKREPO_CONTEXTUAL=1).",
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -119,7 +121,7 @@ def index(
 
     root = default_repo(path)
     llm = None
-    if contextual or os.environ.get("ASKREPO_CONTEXTUAL") == "1":
+    if contextual:
         from .llm import choose_backend
 
         llm = choose_backend(os.environ.get("ASKREPO_BACKEND", "auto"))

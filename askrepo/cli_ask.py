@@ -41,7 +41,11 @@ def ask(
     ] = None,
     hyde: Annotated[
         bool,
-        typer.Option("--hyde", help="Also search with a hypothetical code snippet from the LLM."),
+        typer.Option(
+            "--hyde",
+            envvar="ASKREPO_HYDE",
+            help="Also search with a hypothetical code snippet from the LLM (ASKREPO_HYDE=1).",
+        ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     verbose: Annotated[
