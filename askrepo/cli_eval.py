@@ -1,0 +1,177 @@
+"""`askrepo eval`: retrieval metrics per search configuration (registered by askrepo.cli)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from askrepo.evaluate import EvalReport
+
+DEFAULT_CONFIG_LIST = "dense,fts,hybrid,hybrid+scope,hybrid+scope+expand,hybrid+scope+rerank"
+
+
+def eval_cmd(
+    repo: Annotated[
+        Path | None,
+        typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            "-q",
+            help="Question file: askrepo JSON list or click-eval JSONL "
+            "(default: <repo>/eval/queries.json).",
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Cut-off for @k metrics.")] = 5,
+    configs: Annotated[
+        str,
+        typer.Option(
+            "--configs",
+            "-c",
+            help="Comma-separated configurations, e.g. dense,fts,hybrid+scope,"
+            "hybrid+scope@noenrich (see docs/eval.md).",
+        ),
+    ] = DEFAULT_CONFIG_LIST,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Configuration the others are compared to (default: hybrid+scope)."),
+    ] = None,
+    with_llm: Annotated[
+        bool, typer.Option("--with-llm", help="Also evaluate hybrid+scope+hyde (needs an LLM).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Measure retrieval quality (hit@k, recall@k, MRR) of each search configuration."""
+    from rich.console import Console
+
+    from askrepo.cli import default_repo
+    from askrepo.evaluate import load_queries, run_eval
+
+    root = default_repo(repo)
+    qfile = (queries or root / "eval" / "queries.json").resolve()
+    qs = load_queries(qfile)
+    names = [c.strip() for c in configs.split(",") if c.strip()]
+    err = Console(stderr=True)
+    with err.status("evaluating…") as status:
+        report = run_eval(
+            root,
+            qs,
+            names,
+            k,
+            baseline=baseline,
+            with_llm=with_llm,
+            queries_file=str(qfile),
+            progress=lambda msg: status.update(msg),
+        )
+    if json_out:
+        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+        return
+    print_report(report, Console())
+
+
+def _fmt(x: float | None, pct: bool = True) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.0%}" if pct else f"{x:.2f}"
+
+
+def _sym_n(report: EvalReport) -> int:
+    return max((c.symbol_n for c in report.configs), default=0)
+
+
+def _ms(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0f}"
+
+
+def print_report(report: EvalReport, console) -> None:  # noqa: ANN001 - rich Console
+    """Render the metrics table, the McNemar table vs the baseline and the absent summary."""
+    from rich import box
+    from rich.table import Table
+
+    k = report.k
+    console.print(
+        f"[bold]{report.repo}[/]  {report.n_answerable} answerable + {report.n_absent} absent "
+        f"questions  ({report.queries_file})  index: {report.index.get('chunk_count', '?')} "
+        f"chunks, model {report.index.get('model_id', '?')}"
+    )
+    t = Table(
+        title=f"Retrieval, k={k} (ranking metrics over answerable questions)",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+    )
+    t.add_column("config", no_wrap=True)
+    for col in ("hit@1", f"hit@{k}", f"rec@{k}", "MRR", f"sym@{k}", "t/d", "p50ms", "p95ms"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for c in report.configs:
+        if c.status != "ok":
+            t.add_row(c.name, "[yellow]skipped[/]")
+            continue
+        t.add_row(
+            c.name + (" *" if c.name == report.baseline else ""),
+            _fmt(c.hit_at_1),
+            _fmt(c.hit_at_k),
+            _fmt(c.recall_at_k),
+            _fmt(c.mrr, pct=False),
+            _fmt(c.symbol_hit_at_k),
+            _fmt(c.wasted_share),
+            _ms(c.latency_p50_ms),
+            _ms(c.latency_p95_ms),
+        )
+    console.print(t)
+    console.print(
+        f"[dim]* baseline. rec = recall, sym = symbol-hit (n={_sym_n(report)}), t/d = "
+        "share of result slots taken by tests/docs on questions not about them.[/]"
+    )
+    for c in report.configs:
+        if c.status != "ok":
+            console.print(f"[yellow]{c.name} skipped:[/] {c.reason}")
+        elif c.mean_returned is not None and c.mean_returned > k:
+            console.print(
+                f"{c.name} returns {c.mean_returned:.1f} hits on average (expansion appends "
+                f"after the top {k}); a hit anywhere in them: {_fmt(c.hit_in_returned)}"
+            )
+
+    m = Table(
+        title=f"Paired vs {report.baseline}: exact McNemar",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+        caption="base: questions only the baseline hits; other: only this config hits",
+    )
+    m.add_column("config", no_wrap=True)
+    for col in (f"base@{k}", f"other@{k}", f"p@{k}", "base@1", "other@1", "p@1"):
+        m.add_column(col, justify="right", no_wrap=True)
+    pairs = {(p.b, p.metric): p for p in report.comparisons if p.a == report.baseline}
+    for c in report.configs:
+        pk, p1 = pairs.get((c.name, "hit@k")), pairs.get((c.name, "hit@1"))
+        if pk is None or p1 is None:
+            continue
+        m.add_row(
+            c.name,
+            str(pk.a_only),
+            str(pk.b_only),
+            f"{pk.p_value:.3g}",
+            str(p1.a_only),
+            str(p1.b_only),
+            f"{p1.p_value:.3g}",
+        )
+    console.print(m)
+
+    ids = report.identifiers
+    console.print(
+        f"`ask` refusal rule (a named identifier missing from the index): refuses "
+        f"{ids.absent_refused}/{ids.absent_n} absent questions "
+        f"({ids.absent_with_identifier} of them name an identifier) and "
+        f"{ids.answerable_refused}/{ids.answerable_n} answerable ones (wrongly)."
+    )

@@ -1,0 +1,459 @@
+"""askrepo.evaluate: metrics with hand-worked numbers, McNemar, query files, a real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from askrepo.datatypes import CODE, DOC, TEST, Hit
+from askrepo.errors import UsageError
+from askrepo.evaluate import (
+    ConfigSpec,
+    EvalQuery,
+    Expected,
+    aggregate,
+    compare,
+    drop_path,
+    first_hit_rank,
+    hit_at,
+    is_hit,
+    mcnemar_exact,
+    paired_counts,
+    parse_config,
+    parse_queries,
+    percentile,
+    recall_at,
+    reciprocal_rank,
+    score_query,
+    symbol_hit_at,
+    symbol_matches,
+    wasted_slots,
+)
+
+CLICK_JSONL = Path("/work/shared/eval/click/questions.jsonl")
+
+
+def hit(path: str, start: int, end: int, symbol: str | None = None, fc: str = CODE, score=1.0):
+    return Hit(
+        rank=0,
+        path=path,
+        start_line=start,
+        end_line=end,
+        symbol=symbol,
+        kind="function",
+        language="python",
+        score=score,
+        sources={},
+        expanded_from=None,
+        text="",
+        file_class=fc,
+    )
+
+
+# --- hit rule -------------------------------------------------------------------------------
+
+
+def test_is_hit_line_overlap_is_inclusive():
+    exp = Expected("a.py", 10, 20)
+    assert is_hit(hit("a.py", 20, 30), exp)  # touches the last line
+    assert is_hit(hit("a.py", 1, 10), exp)  # touches the first line
+    assert is_hit(hit("a.py", 12, 14), exp)  # inside
+    assert is_hit(hit("a.py", 1, 100), exp)  # contains
+    assert not is_hit(hit("a.py", 21, 30), exp)
+    assert not is_hit(hit("a.py", 1, 9), exp)
+    assert not is_hit(hit("b.py", 10, 20), exp)  # other file
+
+
+def test_is_hit_single_line_expectation():
+    exp = Expected("a.py", 15, None)
+    assert is_hit(hit("a.py", 10, 15), exp)
+    assert not is_hit(hit("a.py", 16, 18), exp)
+
+
+def test_is_hit_symbol_exact_or_dotted_suffix():
+    exp = Expected("r.py", symbol="search")
+    assert is_hit(hit("r.py", 1, 5, "Retriever.search"), exp)
+    assert is_hit(hit("r.py", 1, 5, "search"), exp)
+    assert not is_hit(hit("r.py", 1, 5, "research"), exp)  # suffix, but not at a dot
+    assert not is_hit(hit("r.py", 1, 5, None), exp)
+    assert not is_hit(hit("x.py", 1, 5, "search"), exp)  # symbol right, path wrong
+    assert symbol_matches("A.B.c", "B.c") and not symbol_matches("A.B.c", "A.B")
+
+
+def test_lines_win_over_symbol_when_both_given():
+    exp = Expected("r.py", 10, 12, symbol="search")
+    assert is_hit(hit("r.py", 11, 11, "other"), exp)
+    assert not is_hit(hit("r.py", 40, 50, "search"), exp)
+
+
+def test_path_only_expectation_accepts_any_chunk_of_the_file():
+    assert is_hit(hit("README.md", 100, 120), Expected("README.md"))
+
+
+# --- rank metrics -----------------------------------------------------------------------------
+
+EXP = [Expected("a.py", 10, 20), Expected("b.py", symbol="B.run")]
+HITS = [
+    hit("c.py", 1, 5, score=0.9),  # 1: miss
+    hit("a.py", 30, 40, score=0.8),  # 2: miss (same file, no overlap)
+    hit("b.py", 1, 9, "B.run", score=0.8),  # 3: hit EXP[1] (tie in score with 2)
+    hit("a.py", 15, 16, score=0.7),  # 4: hit EXP[0]
+    hit("a.py", 18, 25, score=0.6),  # 5: hit EXP[0] again
+]
+
+
+def test_rank_metrics_worked_example():
+    assert first_hit_rank(HITS, EXP, 5) == 3
+    assert first_hit_rank(HITS, EXP, 2) is None
+    assert hit_at(HITS, EXP, 3) and not hit_at(HITS, EXP, 2) and not hit_at(HITS, EXP, 1)
+    assert reciprocal_rank(HITS, EXP, 5) == pytest.approx(1 / 3)
+    assert reciprocal_rank(HITS, EXP, 2) == 0.0
+    # recall: 1 of 2 locations in the top 3, both in the top 4; a second hit on a.py adds nothing
+    assert recall_at(HITS, EXP, 3) == 0.5
+    assert recall_at(HITS, EXP, 4) == 1.0
+    assert recall_at(HITS, EXP, 5) == 1.0
+
+
+def test_ties_rank_by_returned_position():
+    # Equal scores: rank is the position in the list, not a shared rank.
+    tied = [hit("x.py", 1, 2, score=0.5), hit("a.py", 10, 10, score=0.5)]
+    assert first_hit_rank(tied, EXP, 5) == 2
+    assert reciprocal_rank(tied, EXP, 5) == 0.5
+
+
+def test_empty_results():
+    assert first_hit_rank([], EXP, 5) is None
+    assert reciprocal_rank([], EXP, 5) == 0.0
+    assert recall_at([], EXP, 5) == 0.0
+    assert symbol_hit_at([], EXP, 5) is False
+    assert wasted_slots([], 5) == (0, 0)
+
+
+def test_symbol_hit_at():
+    assert symbol_hit_at(HITS, EXP, 3) is True
+    assert symbol_hit_at(HITS, EXP, 2) is False
+    # no expectation names a symbol -> not counted
+    assert symbol_hit_at(HITS, [Expected("a.py", 10, 20)], 5) is None
+    # line hit in the right file but wrong symbol is not a symbol hit
+    assert symbol_hit_at([hit("b.py", 1, 9, "B.stop")], EXP, 5) is False
+
+
+def test_wasted_slots_counts_tests_and_docs_in_top_k():
+    hits = [
+        hit("t.py", 1, 2, fc=TEST),
+        hit("a.py", 1, 2),
+        hit("R.md", 1, 2, fc=DOC),
+        hit("b", 1, 1),
+    ]
+    assert wasted_slots(hits, 3) == (2, 3)
+    assert wasted_slots(hits, 10) == (2, 4)  # only filled slots count
+
+
+def test_percentile_nearest_rank():
+    assert percentile([4, 1, 3, 2], 50) == 2
+    assert percentile([1, 2, 3, 4, 5], 50) == 3
+    assert percentile(list(range(1, 21)), 95) == 19
+    assert percentile(list(range(1, 21)), 100) == 20
+    assert percentile([7.5], 95) == 7.5
+    assert percentile([], 50) is None
+
+
+# --- McNemar ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "p"),
+    [
+        (0, 0, 1.0),
+        (0, 5, 0.0625),  # 2 * 1/32
+        (5, 0, 0.0625),
+        (1, 9, 0.021484375),  # 2 * (1 + 10) / 1024
+        (0, 1, 1.0),
+        (3, 3, 1.0),
+        (2, 8, 0.109375),  # 2 * (1 + 10 + 45) / 1024
+        (0, 10, 2 / 1024),
+    ],
+)
+def test_mcnemar_exact(b, c, p):
+    assert mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
+
+
+def test_paired_counts():
+    a = [True, True, False, False, True]
+    b = [True, False, True, False, False]
+    assert paired_counts(a, b) == (2, 1, 1, 1)
+    with pytest.raises(ValueError):
+        paired_counts([True], [])
+
+
+# --- scoring and aggregation ------------------------------------------------------------------
+
+
+def _queries():
+    return [
+        EvalQuery("q1", "where is a", [Expected("a.py", 10, 20)], tags=["where"]),
+        EvalQuery("q2", "tests of b", [Expected("tests/t.py", 1, 5)], tags=["tests"]),
+        EvalQuery("q3", "where is `Nope`", [], tags=["absent"], absent=True),
+    ]
+
+
+def test_score_and_aggregate_exclude_absent_questions():
+    qs = _queries()
+    r1 = score_query(qs[0], [hit("t.py", 1, 2, fc=TEST), hit("a.py", 12, 13)], 5, 10.0, False)
+    r2 = score_query(qs[1], [hit("tests/t.py", 1, 2, fc=TEST)], 5, 30.0, True)
+    r3 = score_query(qs[2], [hit("z.py", 1, 2, score=0.25)], 5, 20.0, False)
+    assert (r1.first_rank, r1.hit_at_1, r1.hit_at_k, r1.reciprocal_rank) == (2, False, True, 0.5)
+    assert (r1.wasted, r1.slots) == (1, 2)
+    assert (r2.wasted, r2.slots) == (0, 0)  # a tests question: test hits are not waste
+    assert r3.absent and not r3.hit_at_k and (r3.wasted, r3.slots) == (0, 0)
+    rep = aggregate("x", {}, [r1, r2, r3], qs)
+    assert rep.n == 2 and rep.absent_n == 1
+    assert rep.hit_at_1 == 0.5  # q2 at rank 1, q1 at rank 2
+    assert rep.hit_at_k == 1.0
+    assert rep.mrr == pytest.approx((0.5 + 1.0) / 2)
+    assert rep.wasted_share == 0.5 and (rep.wasted_slots, rep.counted_slots) == (1, 2)
+    assert rep.latency_p50_ms == 20.0 and rep.latency_p95_ms == 30.0
+    assert rep.absent_mean_top_score == 0.25
+    assert rep.symbol_hit_at_k is None and rep.symbol_n == 0
+    assert rep.by_tag["tests"] == {"n": 1, "hit_at_1": 1.0, "hit_at_k": 1.0}
+    assert "absent" not in rep.by_tag
+
+
+def test_compare_orients_pairs_against_the_baseline():
+    qs = _queries()[:2]
+
+    def rep(name, ranks):
+        rs = []
+        for q, r in zip(qs, ranks, strict=True):
+            hits = [hit("zz", 1, 1)] * (r - 1) + [hit(q.expected[0].path, 1, 99)] if r else []
+            rs.append(score_query(q, hits, 5, 1.0, False))
+        return aggregate(name, {}, rs, qs)
+
+    a, base = rep("a", [1, None]), rep("base", [None, None])
+    pairs = compare([a, base], baseline="base")
+    pk = next(p for p in pairs if p.metric == "hit@k")
+    assert (pk.a, pk.b, pk.a_only, pk.b_only, pk.both, pk.neither) == ("base", "a", 0, 1, 0, 1)
+    assert pk.p_value == 1.0
+
+
+# --- configurations ---------------------------------------------------------------------------
+
+
+def test_parse_config():
+    assert parse_config("dense") == ConfigSpec("dense", mode="dense")
+    s = parse_config("hybrid+scope+expand")
+    assert (s.mode, s.scope, s.expand, s.rerank, s.variant) == ("hybrid", True, True, False, None)
+    v = parse_config("hybrid+scope@noenrich")
+    assert v.scope and v.enrich is False and v.variant == (None, False)
+    assert parse_config("fts@model=foo@noenrich").variant == ("foo", False)
+    assert parse_config("hybrid@fp32").model == "minilm-fp32"
+    assert parse_config("hybrid@int8").model == "minilm-int8"
+    assert parse_config("hybrid+scope+nosymbol").nosymbol
+    for bad in ("scope", "hybrid+fast", "hybrid@gpu", ""):
+        with pytest.raises(UsageError):
+            parse_config(bad)
+
+
+def test_config_options_map_to_search_options():
+    pytest.importorskip("askrepo.retriever")
+    o = parse_config("fts").options(7)
+    assert (o.mode, o.scope, o.expand, o.k) == ("fts", False, False, 7)
+    o = parse_config("hybrid+scope+expand").options(5)
+    assert (o.mode, o.scope, o.expand) == ("hybrid", True, True)
+    assert parse_config("hybrid+scope+rerank").options(5).k >= 20  # a pool for the reranker
+    assert parse_config("hybrid").options(5).symbol_boost
+    assert not parse_config("hybrid+nosymbol").options(5).symbol_boost
+
+
+# --- query files ------------------------------------------------------------------------------
+
+
+def test_parse_askrepo_format():
+    text = json.dumps(
+        [
+            {
+                "id": "a",
+                "question": "Where is search?",
+                "expected": [{"path": "r.py", "symbol": "Retriever.search"}],
+                "tags": ["where", "identifier"],
+            },
+            {"id": "b", "question": "Lines?", "expected": [{"path": "x.py", "start_line": 3}]},
+            {"id": "c", "question": "Where is Foo?", "expected": [], "absent": True},
+        ]
+    )
+    qs = parse_queries(text)
+    assert [q.id for q in qs] == ["a", "b", "c"]
+    assert qs[0].expected == [Expected("r.py", None, None, "Retriever.search")]
+    assert qs[0].tags == ["where", "identifier"]
+    assert qs[1].expected == [Expected("x.py", 3, 3, None)]  # end defaults to start
+    assert qs[2].absent and qs[2].expected == []
+
+
+def test_parse_click_jsonl_format():
+    lines = [
+        {
+            "id": "c1",
+            "category": "symbol_behavior",
+            "question": "Where is echo?",
+            "expected": {
+                "result": "answerable",
+                "locations": [
+                    {
+                        "repo": "click",
+                        "path": "src/click/utils.py",
+                        "line_min": 234,
+                        "line_max": 334,
+                    }
+                ],
+            },
+        },
+        {
+            "id": "c2",
+            "question": "Where is `ClickOptionRegistry`?",
+            "expected": {"result": "insufficient_evidence", "locations": []},
+        },
+    ]
+    qs = parse_queries("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert qs[0].expected == [Expected("src/click/utils.py", 234, 334)]
+    assert qs[0].tags == ["symbol_behavior"] and not qs[0].absent
+    assert qs[1].absent and "absent" in qs[1].tags
+
+
+@pytest.mark.skipif(not CLICK_JSONL.exists(), reason="shared click eval data not present")
+def test_loads_the_shared_click_questions():
+    qs = parse_queries(CLICK_JSONL.read_text())
+    assert len(qs) == 10
+    assert sum(q.absent for q in qs) == 2
+    assert all(q.expected for q in qs if not q.absent)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[{}]",
+        '[{"question": "no expectation"}]',
+        '[{"question": "q", "expected": [{"start_line": 3}]}]',
+        '{"question": "q", "expected": []}\nnot json',
+        '[{"id": "x", "question": "q", "absent": true}, {"id": "x", "question": "r", '
+        '"absent": true}]',
+    ],
+)
+def test_bad_query_files_raise_usage_error(text):
+    with pytest.raises(UsageError):
+        parse_queries(text)
+
+
+# --- a real run: fixture repo, real chunker, real embedding model, real LanceDB ---------------
+
+
+def test_run_eval_on_the_fixture_repo(tmp_path):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.evaluate import run_eval
+    from askrepo.indexer import index_repo
+    from tests.fixture_repo import QUESTIONS, make_fixture_repo
+
+    root = make_fixture_repo(tmp_path / "repo")
+    records = [
+        {"id": f"q{i}", "question": q, "expected": [{"path": p, "symbol": s}], "tags": ["how"]}
+        for i, (q, p, s) in enumerate(QUESTIONS[:4])
+    ]
+    records += [
+        {
+            "id": "ident",
+            "question": "retry_with_backoff",
+            "expected": [{"path": "shop/http.py", "symbol": "retry_with_backoff"}],
+            "tags": ["identifier"],
+        },
+        {"id": "none", "question": "Where is `PaymentGatewayAdapter`?", "absent": True},
+    ]
+    qfile = root / "eval" / "queries.json"  # inside the repo, so it gets indexed too
+    qfile.parent.mkdir()
+    qfile.write_text(json.dumps(records))
+    queries = parse_queries(qfile.read_text())
+    index_repo(root)
+
+    configs = ["fts", "hybrid", "hybrid+scope", "hybrid+scope+rerank"]
+    rep = run_eval(root, queries, configs, k=5, queries_file=str(qfile))
+    # the question file itself is indexed but never scored (its text matches every question)
+    assert rep.hidden_path == "eval/queries.json"
+    assert not any(t.startswith("eval/") for c in rep.configs for r in c.queries for t in r.top)
+    assert [c.name for c in rep.configs] == configs
+    assert (rep.n_questions, rep.n_answerable, rep.n_absent) == (6, 5, 1)
+    assert rep.baseline == "hybrid+scope" and rep.index["chunk_count"] > 0
+    fts = rep.config("fts")
+    assert fts.status == "ok" and fts.n == 5 and fts.absent_n == 1
+    ident = next(r for r in fts.queries if r.id == "ident")
+    assert ident.first_rank == 1 and ident.top[0].startswith("shop/http.py:")
+    for c in rep.configs[:3]:
+        assert c.status == "ok"
+        assert 0.0 <= c.hit_at_1 <= c.hit_at_k <= 1.0
+        assert 0.0 <= c.mrr <= 1.0 and c.latency_p50_ms <= c.latency_p95_ms
+        assert len(c.queries) == 6
+    # dense contributes to hybrid, so every hybrid list is full: dropped hits were replaced
+    assert all(len(r.top) == 5 for c in rep.configs[1:3] for r in c.queries)
+    # the scoped default never spends a slot on tests/docs for these code questions
+    assert rep.config("hybrid+scope").wasted_slots == 0
+    rerank = rep.config("hybrid+scope+rerank")
+    if rerank.status == "skipped":  # reported, never dropped
+        assert "reranker model not available offline" in rerank.reason
+    pairs = [p for p in rep.comparisons if p.metric == "hit@k"]
+    assert len(pairs) == (3 if rerank.status == "skipped" else 6)
+    assert all(p.a_only + p.b_only + p.both + p.neither == 5 for p in pairs)
+    ids = rep.identifiers
+    assert (ids.absent_n, ids.absent_refused, ids.answerable_n, ids.answerable_refused) == (
+        1,
+        1,
+        5,
+        0,
+    )
+    assert ids.details["ident"] == {"names": ["retry_with_backoff"], "missing": []}
+    assert ids.details["none"]["missing"] == ["PaymentGatewayAdapter"]
+    json.dumps(rep.to_dict())  # serializable
+
+    result = CliRunner().invoke(
+        app,
+        ["eval", "--repo", str(root), "--queries", str(qfile), "-c", "fts,hybrid+scope", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["name"] for c in data["configs"]] == ["fts", "hybrid+scope"]
+    assert data["configs"][0]["hit_at_k"] == fts.hit_at_k  # deterministic
+
+    table = CliRunner().invoke(
+        app, ["eval", "--repo", str(root), "--queries", str(qfile), "-c", "fts,hybrid+scope"]
+    )
+    assert table.exit_code == 0, table.output
+    assert "hit@5" in table.stdout and "McNemar" in table.stdout
+
+
+def test_eval_without_an_index_raises_no_index_error(tmp_path):
+    from askrepo.errors import NoIndexError
+    from askrepo.evaluate import run_eval
+
+    q = [EvalQuery("a", "where?", [Expected("x.py", 1, 2)])]
+    with pytest.raises(NoIndexError):
+        run_eval(tmp_path, q, ["fts"], k=5)
+
+
+def test_drop_path_keeps_k_ranked_and_k_expanded():
+    from dataclasses import replace
+
+    hits = [hit("q.json", 1, 2), hit("a.py", 1, 2), hit("q.json", 5, 6), hit("b.py", 1, 2)]
+    hits += [hit("c.py", 1, 2), replace(hit("d.py", 1, 2), expanded_from="a.py:1-2")]
+    out = drop_path(hits, "q.json", 2)
+    assert [h.path for h in out] == ["a.py", "b.py", "d.py"]
+
+
+def test_hits_after_the_top_k_count_only_for_hit_in_returned():
+    # Expansion appends hits after the top k: they do not change hit@k.
+    q = EvalQuery("q", "where is a", [Expected("a.py", 10, 20)])
+    hits = [hit("z.py", i, i) for i in range(1, 6)] + [hit("a.py", 12, 14)]
+    r = score_query(q, hits, 5, 1.0, False)
+    assert (r.hit_at_k, r.hit_in_returned, r.returned, r.first_rank) == (False, True, 6, None)
+    rep = aggregate("x", {}, [r], [q])
+    assert (rep.hit_at_k, rep.hit_in_returned, rep.mean_returned) == (0.0, 1.0, 6.0)
