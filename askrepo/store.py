@@ -238,6 +238,11 @@ class IndexStore:
         self.model_id = meta.model_id
         self.model_name = meta.model_name
         self._table = None
+        # In-memory copy of the vectors (ids, unit-norm matrix, file classes), loaded on the
+        # second dense query of a process: a one-shot CLI search does not pay for loading it,
+        # a long-lived caller (MCP server, eval) gets sub-millisecond scoring.
+        self._matrix: tuple[list[str], Any, Any] | None = None
+        self._dense_calls = 0
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -273,6 +278,7 @@ class IndexStore:
             return False
         _check_compatible(meta, self.path)
         self._meta, self._files, self._table = meta, files, None
+        self._matrix = None
         return True
 
     def _run(self, make_query) -> list[tuple[str, Chunk, float]]:
@@ -291,6 +297,12 @@ class IndexStore:
         """Nearest chunks by cosine similarity (score = 1 - distance), best first."""
         if n <= 0 or self._meta.chunk_count == 0:
             return []
+        self._dense_calls += 1
+        if self._matrix is not None or self._dense_calls >= 2:
+            try:
+                return self._dense_in_memory(vector, n, classes)
+            except Exception:
+                self._matrix = None  # fall back to LanceDB's own scan below
         vec = [float(x) for x in vector]
         flt = _classes_filter(classes)
 
@@ -300,6 +312,44 @@ class IndexStore:
             return q.where(flt, prefilter=True) if flt else q
 
         return self._run(make)
+
+    def _dense_in_memory(
+        self, vector: Sequence[float], n: int, classes: Iterable[str] | None
+    ) -> list[tuple[str, Chunk, float]]:
+        """Exact cosine search over an in-memory matrix, then fetch the top rows by offset."""
+        import numpy as np
+
+        if self._matrix is None:
+            count = max(self._meta.chunk_count, 1)
+            arr = self.table.search().select(["id", "vector", "file_class"]).limit(count)
+            arr = arr.to_arrow()
+            vecs = arr.column("vector").combine_chunks()
+            mat = np.asarray(vecs.values, dtype=np.float32).reshape(len(arr), self._meta.dim)
+            norms = np.linalg.norm(mat, axis=1, keepdims=True)
+            mat = mat / np.where(norms == 0, 1.0, norms)
+            cls = np.asarray(arr.column("file_class").to_pylist(), dtype=object)
+            self._matrix = (arr.column("id").to_pylist(), mat, cls)
+        ids, mat, cls = self._matrix
+        q = np.asarray(vector, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        scores = mat @ q
+        if classes is not None:
+            scores = np.where(np.isin(cls, list(classes)), scores, -np.inf)
+        n = min(n, int(np.isfinite(scores).sum()))
+        if n <= 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.lexsort((top, -scores[top]))]
+        rows = self.table.take_offsets([int(i) for i in top]).select(_CHUNK_COLUMNS).to_list()
+        by_id = {r["id"]: r for r in rows}
+        if set(by_id) != {ids[i] for i in top}:
+            raise RuntimeError("row offsets moved")  # caller falls back to the LanceDB scan
+        ordered = []
+        for i in top:
+            row = dict(by_id[ids[i]])
+            row["_distance"] = 1.0 - float(scores[i])
+            ordered.append(row)
+        return _rows_to_chunks(ordered)
 
     def fts(
         self, query: str, n: int, classes: Iterable[str] | None = None

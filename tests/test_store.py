@@ -198,3 +198,18 @@ def test_git_commit_recorded(repo):
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
     ).stdout.strip()
     assert s.commit == head
+
+
+def test_in_memory_dense_matches_lancedb_scan(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    q = emb.embed_query("add item to the cart")
+    for classes in ({"code", "config"}, None, {"doc"}):
+        first = open_index(repo)
+        via_lance = first.dense(q, 5, classes)  # first query of a store: LanceDB's scan
+        assert first._matrix is None
+        via_numpy = first.dense(q, 5, classes)  # second: the in-memory matrix
+        assert first._matrix is not None
+        assert [c for c, _, _ in via_lance] == [c for c, _, _ in via_numpy]
+        for (_, a, sa), (_, b, sb) in zip(via_lance, via_numpy, strict=True):
+            assert a == b and sa == pytest.approx(sb, abs=1e-5)
