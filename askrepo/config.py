@@ -29,7 +29,9 @@ def models_dir() -> Path:
 
     Kept apart from ASKREPO_HOME so that tests and throwaway homes reuse converted models.
     """
-    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "askrepo" / "models"
+    default = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "askrepo" / "models"
+    )
     return Path(os.environ.get("ASKREPO_MODELS") or default).expanduser()
 
 

@@ -247,11 +247,9 @@ class _LazyEmbedder:
     """Loads the model only when something needs embedding (a no-op re-index stays fast)."""
 
     def __init__(self, name: str, timings: dict[str, float]):
-        from .embedder import MODELS, load_embedder
+        from .embedder import model_spec
 
-        spec = MODELS.get(name)
-        if spec is None:
-            load_embedder(name)  # raises a UsageError that lists the choices
+        spec = model_spec(name)  # a UsageError that lists the choices for an unknown name
         self.name = name
         self.model_id = spec.model_id
         self.dim = spec.dim

@@ -79,10 +79,13 @@ def index_dir(repo: Path, model_id: str) -> Path:
 
 def model_id_for(name: str) -> str:
     """The stable id of a selectable model name, without loading the model."""
-    from .embedder import MODELS
+    from .embedder import model_spec
+    from .errors import UsageError
 
-    spec = MODELS.get(name)
-    return spec.model_id if spec is not None else name
+    try:
+        return model_spec(name).model_id
+    except UsageError:
+        return name  # an id already (or a custom embedder's), used as it is
 
 
 def _sql_str(value: str) -> str:
@@ -135,6 +138,15 @@ def _read_meta(path: Path) -> tuple[IndexMeta, dict[str, SourceFile]]:
             "run `askrepo index --rebuild`"
         ) from exc
     return meta, files
+
+
+def _meta_stamp(path: Path) -> tuple[int, int, int] | None:
+    """Identity of the current meta.json (inode, size, mtime): changes on every commit."""
+    try:
+        st = (path / META_FILE).stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> None:
@@ -192,6 +204,70 @@ def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, fl
     return out
 
 
+class _Mirror:
+    """All chunks of one committed version in memory, with their unit vectors."""
+
+    def __init__(self, ids, chunks, matrix, classes):
+        import numpy as np
+
+        self.ids: list[str] = ids
+        self.chunks: list[Chunk] = chunks
+        self.matrix = matrix
+        self.classes = np.asarray(classes, dtype=object)
+        self._masks: dict[frozenset[str], Any] = {}
+        self.position = {cid: i for i, cid in enumerate(ids)}
+        self.by_last: dict[str, list[int]] = {}
+        self.by_callee: dict[str, list[int]] = {}
+        for i, c in enumerate(chunks):
+            if c.symbol:
+                self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
+            for callee in dict.fromkeys(c.calls):
+                self.by_callee.setdefault(callee, []).append(i)
+
+    @classmethod
+    def load(cls, table: Any, meta: IndexMeta) -> _Mirror:
+        import numpy as np
+
+        count = max(meta.chunk_count, 1)
+        arr = table.search().select(_CHUNK_COLUMNS + ["vector"]).limit(count).to_arrow()
+        vecs = arr.column("vector").combine_chunks()
+        mat = np.asarray(vecs.values, dtype=np.float32).reshape(len(arr), meta.dim)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        mat = mat / np.where(norms == 0, 1.0, norms)
+        rows = _rows_to_chunks(arr.drop_columns(["vector"]).to_pylist())
+        return cls([r[0] for r in rows], [r[1] for r in rows], mat, [r[1].file_class for r in rows])
+
+    def class_mask(self, classes: Iterable[str]) -> Any:
+        import numpy as np
+
+        key = frozenset(classes)
+        if key not in self._masks:
+            self._masks[key] = np.isin(self.classes, list(key))
+        return self._masks[key]
+
+    def _rows(self, idx: Iterable[int], classes: Iterable[str] | None, limit: int):
+        allowed = None if classes is None else set(classes)
+        out = []
+        for i in sorted(set(idx)):
+            if allowed is None or self.chunks[i].file_class in allowed:
+                out.append((self.ids[i], self.chunks[i], 0.0))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def by_symbol(self, names: list[str], classes: Iterable[str] | None, limit: int):
+        idx = []
+        for name in names:
+            for i in self.by_last.get(name.rsplit(".", 1)[-1], []):
+                sym = self.chunks[i].symbol or ""
+                if sym == name or sym.endswith("." + name):
+                    idx.append(i)
+        return self._rows(idx, classes, limit)
+
+    def callers(self, name: str, classes: Iterable[str] | None, limit: int):
+        return self._rows(self.by_callee.get(name, []), classes, limit)
+
+
 def find_index(repo: Path, model: str | None = None) -> Path:
     """The index directory for ``repo``; with no model, the default model's or the newest one."""
     repo = Path(repo).resolve()
@@ -238,11 +314,12 @@ class IndexStore:
         self.model_id = meta.model_id
         self.model_name = meta.model_name
         self._table = None
-        # In-memory copy of the vectors (ids, unit-norm matrix, file classes), loaded on the
-        # second dense query of a process: a one-shot CLI search does not pay for loading it,
-        # a long-lived caller (MCP server, eval) gets sub-millisecond scoring.
-        self._matrix: tuple[list[str], Any, Any] | None = None
-        self._dense_calls = 0
+        # An in-memory mirror of the table (vectors, chunks, symbol and call maps), loaded on
+        # the second query of this store: a one-shot CLI search does not pay for loading it; a
+        # long-lived caller (MCP server, eval, ask) gets millisecond dense/symbol lookups.
+        self._matrix: _Mirror | None = None
+        self._queries = 0
+        self._stamp = _meta_stamp(path)
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -270,13 +347,17 @@ class IndexStore:
 
     def refresh(self) -> bool:
         """Switch to a newer committed state if an index run committed one. True if it did."""
+        stamp = _meta_stamp(self.path)
+        if stamp is not None and stamp == self._stamp:
+            return False  # meta.json untouched since we read it
         try:
             meta, files = _read_meta(self.path)
         except (FileNotFoundError, IndexIncompatibleError):
             return False
+        _check_compatible(meta, self.path)
+        self._stamp = stamp
         if (meta.table, meta.table_version) == (self._meta.table, self._meta.table_version):
             return False
-        _check_compatible(meta, self.path)
         self._meta, self._files, self._table = meta, files, None
         self._matrix = None
         return True
@@ -297,12 +378,8 @@ class IndexStore:
         """Nearest chunks by cosine similarity (score = 1 - distance), best first."""
         if n <= 0 or self._meta.chunk_count == 0:
             return []
-        self._dense_calls += 1
-        if self._matrix is not None or self._dense_calls >= 2:
-            try:
-                return self._dense_in_memory(vector, n, classes)
-            except Exception:
-                self._matrix = None  # fall back to LanceDB's own scan below
+        if self._mirror_ready() is not None:
+            return self._dense_in_memory(vector, n, classes)
         vec = [float(x) for x in vector]
         flt = _classes_filter(classes)
 
@@ -313,43 +390,34 @@ class IndexStore:
 
         return self._run(make)
 
+    def _mirror_ready(self) -> _Mirror | None:
+        """The in-memory mirror, loaded on the second query of this store (see ``__init__``)."""
+        self._queries += 1
+        if self._matrix is None and self._queries >= 2:
+            try:
+                self._matrix = _Mirror.load(self.table, self._meta)
+            except Exception:
+                self._matrix = None
+        return self._matrix
+
     def _dense_in_memory(
         self, vector: Sequence[float], n: int, classes: Iterable[str] | None
     ) -> list[tuple[str, Chunk, float]]:
-        """Exact cosine search over an in-memory matrix, then fetch the top rows by offset."""
+        """Exact cosine search over the mirror's matrix (same results as LanceDB's scan)."""
         import numpy as np
 
-        if self._matrix is None:
-            count = max(self._meta.chunk_count, 1)
-            arr = self.table.search().select(["id", "vector", "file_class"]).limit(count)
-            arr = arr.to_arrow()
-            vecs = arr.column("vector").combine_chunks()
-            mat = np.asarray(vecs.values, dtype=np.float32).reshape(len(arr), self._meta.dim)
-            norms = np.linalg.norm(mat, axis=1, keepdims=True)
-            mat = mat / np.where(norms == 0, 1.0, norms)
-            cls = np.asarray(arr.column("file_class").to_pylist(), dtype=object)
-            self._matrix = (arr.column("id").to_pylist(), mat, cls)
-        ids, mat, cls = self._matrix
+        m = self._matrix
         q = np.asarray(vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        scores = mat @ q
+        scores = m.matrix @ q
         if classes is not None:
-            scores = np.where(np.isin(cls, list(classes)), scores, -np.inf)
+            scores = np.where(m.class_mask(classes), scores, -np.inf)
         n = min(n, int(np.isfinite(scores).sum()))
         if n <= 0:
             return []
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
-        rows = self.table.take_offsets([int(i) for i in top]).select(_CHUNK_COLUMNS).to_list()
-        by_id = {r["id"]: r for r in rows}
-        if set(by_id) != {ids[i] for i in top}:
-            raise RuntimeError("row offsets moved")  # caller falls back to the LanceDB scan
-        ordered = []
-        for i in top:
-            row = dict(by_id[ids[i]])
-            row["_distance"] = 1.0 - float(scores[i])
-            ordered.append(row)
-        return _rows_to_chunks(ordered)
+        return [(m.ids[i], m.chunks[i], float(scores[i])) for i in top]
 
     def fts(
         self, query: str, n: int, classes: Iterable[str] | None = None
@@ -358,13 +426,18 @@ class IndexStore:
         if n <= 0 or not query.strip() or self._meta.chunk_count == 0:
             return []
         flt = _classes_filter(classes)
+        mirror = self._mirror_ready()
+        cols = ["id", "_score"] if mirror is not None else _CHUNK_COLUMNS + ["_score"]
 
         def make(tbl):
-            q = tbl.search(query, query_type="fts", fts_columns="fts")
-            q = q.select(_CHUNK_COLUMNS + ["_score"]).limit(n)
+            q = tbl.search(query, query_type="fts", fts_columns="fts").select(cols).limit(n)
             return q.where(flt, prefilter=True) if flt else q
 
-        return self._run(make)
+        if mirror is None:
+            return self._run(make)
+        rows = make(self.table).to_list()
+        found = [(r["id"], mirror.position.get(r["id"]), float(r["_score"])) for r in rows]
+        return [(cid, mirror.chunks[i], sc) for cid, i, sc in found if i is not None]
 
     def where(self, condition: str, limit: int = 50) -> list[tuple[str, Chunk, float]]:
         return self._run(
@@ -375,8 +448,12 @@ class IndexStore:
         self, names: Iterable[str], classes: Iterable[str] | None = None, limit: int = 50
     ) -> list[tuple[str, Chunk, float]]:
         """Definitions whose qualified symbol equals a name or ends with ``.name``."""
+        names = list(dict.fromkeys(n for n in names if n))
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            return mirror.by_symbol(names, classes, limit)
         conds = []
-        for name in dict.fromkeys(n for n in names if n):
+        for name in names:
             conds.append(f"symbol = {_sql_str(name)}")
             like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             conds.append(f"symbol LIKE {_sql_str('%.' + like)} ESCAPE '\\'")
@@ -390,6 +467,9 @@ class IndexStore:
         """Chunks whose ``calls`` include ``name`` (the last part of a qualified symbol)."""
         if not name or self._meta.chunk_count == 0:
             return []
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            return mirror.callers(name, classes, limit)
         cond = _and(f"array_has(calls, {_sql_str(name)})", _classes_filter(classes))
         return self.where(cond or "", limit)
 

@@ -213,3 +213,27 @@ def test_in_memory_dense_matches_lancedb_scan(repo):
         assert [c for c, _, _ in via_lance] == [c for c, _, _ in via_numpy]
         for (_, a, sa), (_, b, sb) in zip(via_lance, via_numpy, strict=True):
             assert a == b and sa == pytest.approx(sb, abs=1e-5)
+
+
+def test_mirror_symbol_and_caller_lookups_match_sql(repo):
+    index_repo(repo, embedder=FakeEmbedder())
+    sql, mem = open_index(repo), open_index(repo)
+    mem._queries = 1  # the next query loads the in-memory mirror
+    for names in (["Cart.total"], ["total"], ["authenticate_user", "hash_password"], ["nope"]):
+        for classes in (None, {"code"}, {"doc"}):
+            assert sql.by_symbol(names, classes) == mem.by_symbol(names, classes)
+            sql._queries = 0  # keep the first store on the SQL path
+    assert mem._matrix is not None and sql._matrix is None
+    assert [c.symbol for _, c, _ in mem.callers("hash_password")] == ["authenticate_user"]
+    assert sql.callers("hash_password") == mem.callers("hash_password")
+    assert sql.callers("append", {"code"}) == mem.callers("append", {"code"})
+
+
+def test_mirror_fts_matches_sql(repo):
+    index_repo(repo, embedder=FakeEmbedder())
+    sql, mem = open_index(repo), open_index(repo)
+    mem._queries = 1
+    for q in ("cart item", "password hash", "shop"):
+        assert mem.fts(q, 10) == sql.fts(q, 10)
+        sql._queries = 0
+    assert mem._matrix is not None
