@@ -20,7 +20,10 @@ VERSION = "8.4.1"
 SDIST = f"click-{VERSION}.tar.gz"
 SDIST_SHA256 = "918b5633eddf6b41c32d4f454bf0de810065c74e3f7dbf8ee5452f8be88d3e96"
 CACHE = Path(__file__).resolve().parent.parent / ".cache"
-EVAL_DIR = Path(os.environ.get("ASKREPO_EVAL_DIR", "/work/shared/eval")) / "click"
+# The shared, read-only eval data lies beside the checkout (../shared/eval), in CI too.
+EVAL_DIR = (
+    Path(os.environ.get("ASKREPO_EVAL_DIR") or CACHE.parent.parent / "shared" / "eval") / "click"
+)
 
 
 class CorpusUnavailable(RuntimeError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -31,8 +30,9 @@ from askrepo.evaluate import (
     symbol_matches,
     wasted_slots,
 )
+from tests.click_corpus import EVAL_DIR
 
-CLICK_JSONL = Path("/work/shared/eval/click/questions.jsonl")
+CLICK_JSONL = EVAL_DIR / "questions.jsonl"
 
 
 def hit(path: str, start: int, end: int, symbol: str | None = None, fc: str = CODE, score=1.0):
