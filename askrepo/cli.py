@@ -263,6 +263,15 @@ def search(
 
     root = default_repo(repo)
     retriever = Retriever.open(root, model=model)
+    if mode != "fts":
+        # Importing LanceDB and loading the embedding model each take about a second; the
+        # model's native loading overlaps the import when they run in two threads.
+        import threading
+
+        warm = threading.Thread(target=retriever.store.warm, daemon=True)
+        warm.start()
+        _ = retriever.embedder
+        warm.join()
     opts = SearchOptions(
         k=k,
         mode=mode,

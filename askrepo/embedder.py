@@ -7,6 +7,7 @@ Hugging Face. ``jina-code`` is fastembed's own hub model for users who can reach
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,6 +165,77 @@ def load_embedder(
         return FastembedEmbedder(spec, _load_hub_model(spec))
     model_dir = converted_model_dir(spec, progress=progress)
     return FastembedEmbedder(spec, _load_converted(spec, model_dir))
+
+
+class OnnxQueryEmbedder:
+    """Query-time encoder for a converted model: ONNX Runtime + tokenizers, no fastembed.
+
+    Importing fastembed pulls in huggingface_hub and its image stack (~0.7 s); a one-shot
+    ``askrepo search`` only needs to embed one short query, so it uses this lighter path. It
+    reproduces fastembed's text pipeline for these models exactly (same tokenizer files and
+    truncation, mean pooling over the attention mask, L2 normalisation); a test checks that
+    the vectors agree. Documents are always embedded by fastembed (``load_embedder``).
+    """
+
+    def __init__(self, spec: ModelSpec, model_dir: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from askrepo import onnx_bert
+
+        self.spec = spec
+        self.model_id = spec.model_id
+        self.dim = spec.dim
+        cfg = json.loads((model_dir / "tokenizer_config.json").read_text("utf-8"))
+        max_len = int(cfg.get("model_max_length") or spec.max_tokens)
+        self._tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tok.enable_truncation(max_length=min(max_len, spec.max_tokens))
+        self._tok.no_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = _threads()
+        opts.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_dir / onnx_bert.MODEL_FILE), opts, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def embed_query(self, text: str) -> np.ndarray:
+        enc = self._tok.encode(text)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        mask = np.asarray([enc.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]  # (1, seq, dim)
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        vec = pooled[0].astype(np.float32)
+        return vec / (np.linalg.norm(vec) or 1.0)
+
+    def embed_documents(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 32,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        out = np.stack([self.embed_query(t) for t in texts]) if texts else None
+        return out if out is not None else np.empty((0, self.dim), dtype=np.float32)
+
+
+def load_query_embedder(name: str | None = None) -> Embedder:
+    """An embedder for queries: the light ONNX path for converted models, else fastembed."""
+    spec = model_spec(name)
+    _offline_env()
+    if spec.hub_model is not None:
+        return load_embedder(name)
+    model_dir = converted_model_dir(spec)
+    try:
+        return OnnxQueryEmbedder(spec, model_dir)
+    except Exception as exc:  # a damaged conversion: same advice as load_embedder gives
+        raise ModelUnavailableError(
+            f"Could not load the converted model in {model_dir} ({exc}); delete that folder "
+            "and run again to rebuild it."
+        ) from exc
 
 
 def converted_model_dir(spec: ModelSpec, progress: Callable[[str], None] | None = None) -> Path:

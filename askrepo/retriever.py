@@ -246,12 +246,12 @@ class Retriever:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from .embedder import MODELS, load_embedder
+            from .embedder import MODELS, load_query_embedder
             from .errors import IndexIncompatibleError
 
             # Load the model the index was built with, even if a name's default moved since.
             names = [n for n, spec in MODELS.items() if spec.model_id == self.store.model_id]
-            emb = load_embedder(names[0] if names else self.store.model_name)
+            emb = load_query_embedder(names[0] if names else self.store.model_name)
             if emb.model_id != self.store.model_id:
                 raise IndexIncompatibleError(
                     f"The index was built with {self.store.model_id} but model "

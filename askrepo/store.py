@@ -345,6 +345,14 @@ class IndexStore:
             self._table = tbl
         return self._table
 
+    def warm(self) -> None:
+        """Import LanceDB and open the table now (e.g. in a thread while a model loads).
+
+        Errors are left for the first real query to raise.
+        """
+        with contextlib.suppress(Exception):
+            _ = self.table
+
     def refresh(self) -> bool:
         """Switch to a newer committed state if an index run committed one. True if it did."""
         stamp = _meta_stamp(self.path)

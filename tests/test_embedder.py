@@ -293,3 +293,16 @@ def test_jina_code_unreachable_hub_fails_without_download(empty_model_cache, mon
     monkeypatch.setattr(emb, "_hub_reachable", lambda timeout=3.0: False)
     with pytest.raises(ModelUnavailableError, match="not reachable"):
         emb.load_embedder("jina-code")
+
+
+@pytest.mark.parametrize("name", ["minilm", "minilm-int8"])
+def test_light_query_embedder_matches_fastembed(name):
+    from askrepo.embedder import OnnxQueryEmbedder, load_embedder, load_query_embedder
+
+    full, light = load_embedder(name), load_query_embedder(name)
+    assert isinstance(light, OnnxQueryEmbedder) and light.model_id == full.model_id
+    long_code = "def handler(request):\n    return request.args['x']\n" * 300  # > 256 tokens
+    for text in ("where is the password checked?", long_code, "Context.lookup_default", ""):
+        a, b = full.embed_query(text), light.embed_query(text)
+        assert a.shape == b.shape == (full.dim,)
+        assert float(np.max(np.abs(a - b))) < 1e-5
