@@ -325,6 +325,8 @@ def _scan(req: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
 
     The last record is ``{"done": files_searched, "timed_out": bool, "capped": bool}``.
     """
+    from .secrets import redact
+
     root = Path(req["root"])
     root_real = os.path.realpath(root)
     flags = 0 if req["case_sensitive"] else re.IGNORECASE
@@ -357,6 +359,7 @@ def _scan(req: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
         if b"\0" in raw[:_BINARY_SNIFF]:
             continue
         text = raw.decode("utf-8-sig", errors="replace")  # as the indexer reads it
+        text, _ = redact(text)  # search what the index holds: secrets never match or show
         if needle is not None and needle not in text:
             continue
         lines = text.split("\n")

@@ -252,6 +252,7 @@ class Service:
 
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
         from .safepath import resolve_repo_path
+        from .secrets import redact
 
         _limit_str("path", path)
         files = store.files()
@@ -267,6 +268,7 @@ class Service:
             raise UsageError(f"{path!r} is a directory — use list_files") from None
         changed = hashlib.sha256(data).hexdigest() != files[rel].sha
         text = data.decode("utf-8-sig", errors="replace")
+        text, _ = redact(text)  # show what the index holds: secrets stay redacted
         lines = text.split("\n")
         if lines and lines[-1] == "" and text.endswith("\n"):
             lines.pop()

@@ -287,3 +287,18 @@ def test_click_literal_cases_perfect_score():
     matches = sum(c["expected"]["outcome"] == "match" for c in cases)
     assert (matches, len(cases) - matches) == (16, 2)
     assert failures == []
+
+
+def test_grep_sees_redacted_text_only(tmp_path):
+    from askrepo.grep import grep as run_grep
+
+    (tmp_path / "settings.py").write_text(
+        'AWS_KEY = "AKIAIOSFODNN7EXAMPLE"\npassword = "hunter2hunter2"\nDEBUG = True\n'
+    )
+    files = [("settings.py", "python")]
+    assert run_grep(tmp_path, files, "AKIAIOSFODNN7EXAMPLE", literal=True).matches == []
+    assert run_grep(tmp_path, files, r"AKIA[A-Z0-9]{16}").matches == []  # no probing by regex
+    assert run_grep(tmp_path, files, "hunter2", literal=True).matches == []
+    shown = run_grep(tmp_path, files, "AWS_KEY", literal=True).matches
+    assert len(shown) == 1 and "REDACTED" in shown[0].text and "AKIA" not in shown[0].text
+    assert run_grep(tmp_path, files, "DEBUG", literal=True).matches[0].line == 3

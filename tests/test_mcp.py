@@ -168,6 +168,10 @@ def test_mcp_round_trip(tmp_path):
                     f" {n} | {auth_lines[n - 1]}" for n in (1, 2, 3)
                 ]
                 assert (rf["end_line"], rf["truncated"]) == (3, False)
+                secret = await s.ok("read_file", path="shop/settings.py", repo="shop")
+                assert "AKIAIOSFODNN7EXAMPLE" not in secret["content"]
+                assert "hunter2hunter2" not in secret["content"]
+                assert "REDACTED" in secret["content"]
                 big = await s.ok("read_file", path="src/click/core.py", repo="click-8.4.1")
                 assert (big["start_line"], big["end_line"], big["truncated"]) == (1, 400, True)
                 assert big["next_start_line"] == 401 and len(big["content"].split("\n")) == 400
