@@ -150,6 +150,7 @@ class _IndexProgress:
                 SpinnerColumn,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
             self.progress = Progress(
@@ -159,6 +160,8 @@ class _IndexProgress:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
                 console=err,
                 transient=True,
             )
@@ -170,7 +173,7 @@ class _IndexProgress:
             return
         labels = {
             "walk": "walking files",
-            "chunk": "chunking",
+            "chunk": "files (chunk + embed)",
             "embed": "embedding",
             "fts": "full-text index",
         }

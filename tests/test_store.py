@@ -237,3 +237,30 @@ def test_mirror_fts_matches_sql(repo):
         assert mem.fts(q, 10) == sql.fts(q, 10)
         sql._queries = 0
     assert mem._matrix is not None
+
+
+class _SummaryLLM:
+    """A fake LLM for `index --contextual`: one fixed line per chunk, counts calls."""
+
+    name, model, context_tokens = "fake", "fake", 2048
+
+    def __init__(self):
+        self.calls = 0
+
+    def count_tokens(self, text):
+        return len(text) // 4
+
+    def generate(self, prompt, **kw):
+        self.calls += 1
+        return "Summary: checks credentials for the shop login\n"
+
+
+def test_contextual_summaries_are_stored_embedded_and_searchable(repo):
+    emb, llm = FakeEmbedder(), _SummaryLLM()
+    index_repo(repo, embedder=emb, contextual=llm)
+    assert llm.calls > 0
+    assert any("Summary: checks credentials" in t for t in emb.texts)  # embedded with the code
+    r = Retriever.open(repo, embedder=emb)
+    hit = r.search("credentials login", SearchOptions(k=1, mode="fts")).hits[0]
+    chunk = r.store.where(f"path = '{hit.path}' AND start_line = {hit.start_line}")[0][1]
+    assert chunk.context == "Summary: checks credentials for the shop login"
