@@ -362,14 +362,11 @@ def grep(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Exact search over the indexed files, definitions and code first (like ripgrep)."""
-    from .grep import grep as run_grep
+    from .grep import grep_index
     from .store import open_index
 
-    store = open_index(default_repo(repo))
-    files = [(p, f.language, f.file_class) for p, f in store.files().items()]
-    res = run_grep(
-        store.repo,
-        files,
+    res = grep_index(
+        open_index(default_repo(repo)),
         pattern,
         literal=literal,
         path=path,

@@ -598,3 +598,9 @@ def _finish(
         pattern=pattern,
         note=note,
     )
+
+
+def grep_index(store: Any, pattern: str, **options: Any) -> GrepResult:
+    """``grep`` over every file an index kept (``store.files()``), under its repository root."""
+    files = [(p, f.language, f.file_class) for p, f in store.files().items()]
+    return grep(store.repo, files, pattern, **options)

@@ -199,17 +199,15 @@ class Service:
         case_sensitive: bool = True,
         repo: str | None = None,
     ) -> dict[str, Any]:
-        from .grep import grep
+        from .grep import grep_index
 
         _limit_str("path filter", path)
         _limit_str("lang", lang, 100)
         limit = _clamp("limit", limit, 1, MAX_GREP_LIMIT)
         h = self.pick(repo)
         store = h.store()
-        files = [(p, f.language, f.file_class) for p, f in store.files().items()]
-        res = grep(
-            h.root,
-            files,
+        res = grep_index(
+            store,
             pattern,
             literal=literal,
             path=path,
