@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -140,6 +141,7 @@ class _IndexProgress:
         self.enabled = enabled
         self.progress = None
         self.tasks: dict[str, Any] = {}
+        self.started: float | None = None
 
     def __enter__(self):
         if self.enabled:
@@ -182,11 +184,11 @@ class _IndexProgress:
             task = self.progress.add_task(labels.get(stage, stage), total=None, rate="")
             self.tasks[stage] = task
         fields: dict[str, Any] = {}
-        if stage == "embed":
-            t = self.progress.tasks[task]
-            elapsed = t.elapsed or 0.0
-            if elapsed > 0 and done:
-                fields["rate"] = f"{done / elapsed:.0f} chunks/s"
+        if stage == "chunk" and self.started is None:
+            self.started = time.monotonic()
+        if stage == "embed" and self.started is not None and done:
+            # since the first file was read: chunking and embedding interleave
+            fields["rate"] = f"{done / max(time.monotonic() - self.started, 1e-6):.0f} chunks/s"
         self.progress.update(
             task, completed=done, total=total if total and total > 0 else None, **fields
         )
