@@ -268,15 +268,16 @@ def search(
 
     root = default_repo(repo)
     retriever = Retriever.open(root, model=model)
-    if mode != "fts":
-        # Importing LanceDB and loading the embedding model each take about a second; the
-        # model's native loading overlaps the import when they run in two threads.
-        import threading
+    # Importing LanceDB takes over a second; load the embedding model and check the work tree
+    # for changes meanwhile (native loading and file I/O overlap the import in two threads).
+    import threading
 
-        warm = threading.Thread(target=retriever.store.warm, daemon=True)
-        warm.start()
+    warm = threading.Thread(target=retriever.store.warm, daemon=True)
+    warm.start()
+    if mode != "fts":
         _ = retriever.embedder
-        warm.join()
+    stale = worktree_changed(retriever.store)
+    warm.join()
     opts = SearchOptions(
         k=k,
         mode=mode,
@@ -287,7 +288,7 @@ def search(
         max_per_file=max_per_file,
     )
     result = retriever.search(query, opts)
-    if worktree_changed(retriever.store):
+    if stale:
         err.print(
             f"[yellow]note:[/] the working tree changed since it was indexed — "
             f"run `askrepo index {root}` to refresh",

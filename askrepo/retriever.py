@@ -266,6 +266,7 @@ class Retriever:
         _validate(query, opts)
         t0 = time.perf_counter()
         self.store.refresh()
+        self.store.start_search()
         k = min(opts.k, MAX_K)
         n = max(opts.candidates, k * 3)
 

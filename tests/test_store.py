@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -206,9 +207,11 @@ def test_in_memory_dense_matches_lancedb_scan(repo):
     q = emb.embed_query("add item to the cart")
     for classes in ({"code", "config"}, None, {"doc"}):
         first = open_index(repo)
-        via_lance = first.dense(q, 5, classes)  # first query of a store: LanceDB's scan
-        assert first._matrix is None
-        via_numpy = first.dense(q, 5, classes)  # second: the in-memory matrix
+        first.start_search()
+        via_lance = first.dense(q, 5, classes)  # first search on a store: LanceDB's scan
+        assert first.dense(q, 5, classes) == via_lance and first._matrix is None
+        first.start_search()
+        via_numpy = first.dense(q, 5, classes)  # second search: the in-memory matrix
         assert first._matrix is not None
         assert [c for c, _, _ in via_lance] == [c for c, _, _ in via_numpy]
         for (_, a, sa), (_, b, sb) in zip(via_lance, via_numpy, strict=True):
@@ -218,11 +221,10 @@ def test_in_memory_dense_matches_lancedb_scan(repo):
 def test_mirror_symbol_and_caller_lookups_match_sql(repo):
     index_repo(repo, embedder=FakeEmbedder())
     sql, mem = open_index(repo), open_index(repo)
-    mem._queries = 1  # the next query loads the in-memory mirror
+    mem._searches = 2  # as if a second search started: queries use the in-memory mirror
     for names in (["Cart.total"], ["total"], ["authenticate_user", "hash_password"], ["nope"]):
         for classes in (None, {"code"}, {"doc"}):
             assert sql.by_symbol(names, classes) == mem.by_symbol(names, classes)
-            sql._queries = 0  # keep the first store on the SQL path
     assert mem._matrix is not None and sql._matrix is None
     assert [c.symbol for _, c, _ in mem.callers("hash_password")] == ["authenticate_user"]
     assert sql.callers("hash_password") == mem.callers("hash_password")
@@ -232,10 +234,9 @@ def test_mirror_symbol_and_caller_lookups_match_sql(repo):
 def test_mirror_fts_matches_sql(repo):
     index_repo(repo, embedder=FakeEmbedder())
     sql, mem = open_index(repo), open_index(repo)
-    mem._queries = 1
+    mem._searches = 2
     for q in ("cart item", "password hash", "shop"):
         assert mem.fts(q, 10) == sql.fts(q, 10)
-        sql._queries = 0
     assert mem._matrix is not None
 
 
@@ -264,3 +265,14 @@ def test_contextual_summaries_are_stored_embedded_and_searchable(repo):
     hit = r.search("credentials login", SearchOptions(k=1, mode="fts")).hits[0]
     chunk = r.store.where(f"path = '{hit.path}' AND start_line = {hit.start_line}")[0][1]
     assert chunk.context == "Summary: checks credentials for the shop login"
+
+
+def test_lancedb_import_defers_the_rest_client_but_loads_it_on_use():
+    code = (
+        "import sys; from askrepo.store import _lancedb; db = _lancedb();"
+        "pkg = sys.modules['lance_namespace_urllib3_client'];"
+        "print('lazy' if '__getattr__' in vars(pkg) else 'eager');"
+        "pkg.ApiClient; print('loaded' if '__getattr__' not in vars(pkg) else 'still lazy')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["lazy", "loaded"]
