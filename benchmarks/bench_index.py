@@ -101,18 +101,14 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        doc = args.write.read_text() if args.write.exists() else "# Benchmarks\n"
-        start = "<!-- index:start -->"
-        end = "<!-- index:end -->"
-        block = (
-            f"{start}\n## Index\n\n`.venv/bin/python benchmarks/bench_index.py --runs "
-            f"{args.runs} --write {args.write}`\n\n{text}\n{end}"
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_search import write_section
+
+        write_section(
+            args.write,
+            f"## Index\n\n`.venv/bin/python benchmarks/bench_index.py --runs {args.runs} "
+            f"--write {args.write}`\n\n{text}\n",
         )
-        if start in doc:
-            doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end) :]
-        else:
-            doc = doc.rstrip() + "\n\n" + block + "\n"
-        args.write.write_text(doc)
 
 
 if __name__ == "__main__":
