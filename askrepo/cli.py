@@ -115,8 +115,8 @@ def index(
 ) -> None:
     """Index a repository: walk (respecting .gitignore), chunk by AST, embed, store.
 
-    Re-running only re-embeds files whose content changed. An interrupted run leaves the
-    previous index usable.
+    Re-running only re-embeds files whose content changed. \
+An interrupted run leaves the previous index usable.
     """
     from .indexer import index_repo
 
