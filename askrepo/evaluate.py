@@ -302,7 +302,9 @@ class ConfigSpec:
     ``nosymbol`` turns off the hybrid retriever's exact-symbol boost (an ablation).
 
     Variants build a separate index: ``@fp32`` / ``@int8`` (embedding precision of the default
-    model), ``@model=NAME``, ``@noenrich`` / ``@enrich``.
+    model), ``@model=NAME``, ``@noenrich`` / ``@enrich``, ``@contextual`` (one-line LLM
+    summaries stored and embedded with each chunk, as ``askrepo index --contextual``; needs
+    ``--with-llm``).
     """
 
     name: str
@@ -314,13 +316,14 @@ class ConfigSpec:
     nosymbol: bool = False
     model: str | None = None
     enrich: bool | None = None
+    contextual: bool = False
 
     @property
-    def variant(self) -> tuple[str | None, bool | None] | None:
-        """(model, enrich) of the separate index this config needs, or None for the main one."""
-        if self.model is None and self.enrich is None:
+    def variant(self) -> tuple[str | None, bool | None, bool] | None:
+        """(model, enrich, contextual) of the separate index this config needs, or None."""
+        if self.model is None and self.enrich is None and not self.contextual:
             return None
-        return (self.model, self.enrich)
+        return (self.model, self.enrich, self.contextual)
 
     def options(self, k: int) -> SearchOptions:
         from askrepo.retriever import SearchOptions
@@ -353,8 +356,11 @@ def parse_config(name: str) -> ConfigSpec:
         flags[t] = True
     model: str | None = None
     enrich: bool | None = None
+    contextual = False
     for v in [v for v in re.split(r"[@+]", variant_part) if v]:
-        if v == "noenrich":
+        if v == "contextual":
+            contextual = True
+        elif v == "noenrich":
             enrich = False
         elif v == "enrich":
             enrich = True
@@ -365,9 +371,11 @@ def parse_config(name: str) -> ConfigSpec:
         else:
             raise UsageError(
                 f"Unknown index variant {v!r} in {name!r}; use fp32, int8, model=NAME, "
-                "noenrich or enrich."
+                "noenrich, enrich or contextual."
             )
-    return ConfigSpec(name=raw, mode=tokens[0], model=model, enrich=enrich, **flags)
+    return ConfigSpec(
+        name=raw, mode=tokens[0], model=model, enrich=enrich, contextual=contextual, **flags
+    )
 
 
 def _precision_model(precision: str) -> str:
@@ -659,13 +667,22 @@ def run_eval(
     for spec in main_specs:
         reports[spec.name] = _run_config(main, spec, queries, k, about_td, helpers, progress, hide)
 
-    variants: dict[tuple[str | None, bool | None], list[ConfigSpec]] = {}
+    variants: dict[tuple[str | None, bool | None, bool], list[ConfigSpec]] = {}
     for s in specs:
         if s.variant is not None:
             variants.setdefault(s.variant, []).append(s)
-    for (model, enrich), vspecs in variants.items():
+    for (model, enrich, contextual), vspecs in variants.items():
+        summarizer = None
+        if contextual:
+            summarizer, why = helpers.llm()
+            if summarizer is None:
+                for spec in vspecs:
+                    reports[spec.name] = ConfigReport(
+                        name=spec.name, status="skipped", reason=f"@contextual {why}"
+                    )
+                continue
         try:
-            with _variant_retriever(store.repo, model, enrich, progress) as retr:
+            with _variant_retriever(store.repo, model, enrich, progress, summarizer) as retr:
                 for spec in vspecs:
                     reports[spec.name] = _run_config(
                         retr, spec, queries, k, about_td, helpers, progress, hide
@@ -934,8 +951,10 @@ def _variant_retriever(
     model: str | None,
     enrich: bool | None,
     progress: Callable[[str], None] | None,
+    contextual: Any = None,
 ) -> Iterator[Retriever]:
-    """Index ``root`` into a throwaway ASKREPO_HOME with another model/enrichment."""
+    """Index ``root`` into a throwaway ASKREPO_HOME with another model/enrichment (and, with
+    ``contextual`` = an LLM, one-line chunk summaries)."""
     from askrepo.indexer import index_repo
     from askrepo.retriever import Retriever
 
@@ -945,7 +964,7 @@ def _variant_retriever(
         try:
             if progress is not None:
                 progress(f"indexing variant model={model} enrich={enrich}")
-            index_repo(root, model=model, enrich=enrich)
+            index_repo(root, model=model, enrich=enrich, contextual=contextual)
             yield Retriever.open(root, model=model)
         finally:
             if old is None:

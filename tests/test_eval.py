@@ -246,8 +246,9 @@ def test_parse_config():
     s = parse_config("hybrid+scope+expand")
     assert (s.mode, s.scope, s.expand, s.rerank, s.variant) == ("hybrid", True, True, False, None)
     v = parse_config("hybrid+scope@noenrich")
-    assert v.scope and v.enrich is False and v.variant == (None, False)
-    assert parse_config("fts@model=foo@noenrich").variant == ("foo", False)
+    assert v.scope and v.enrich is False and v.variant == (None, False, False)
+    assert parse_config("fts@model=foo@noenrich").variant == ("foo", False, False)
+    assert parse_config("hybrid+scope@contextual").variant == (None, None, True)
     assert parse_config("hybrid@fp32").model == "minilm-fp32"
     assert parse_config("hybrid@int8").model == "minilm-int8"
     assert parse_config("hybrid+scope+nosymbol").nosymbol
@@ -377,8 +378,10 @@ def test_run_eval_on_the_fixture_repo(tmp_path):
     queries = parse_queries(qfile.read_text())
     index_repo(root)
 
-    configs = ["fts", "hybrid", "hybrid+scope", "hybrid+scope+rerank"]
+    configs = ["fts", "hybrid", "hybrid+scope", "hybrid+scope+rerank", "hybrid+scope@contextual"]
     rep = run_eval(root, queries, configs, k=5, queries_file=str(qfile))
+    ctx = rep.config("hybrid+scope@contextual")
+    assert ctx.status == "skipped" and "--with-llm" in ctx.reason
     # the question file itself is indexed but never scored (its text matches every question)
     assert rep.hidden_path == "eval/queries.json"
     assert not any(t.startswith("eval/") for c in rep.configs for r in c.queries for t in r.top)
@@ -457,3 +460,28 @@ def test_hits_after_the_top_k_count_only_for_hit_in_returned():
     assert (r.hit_at_k, r.hit_in_returned, r.returned, r.first_rank) == (False, True, 6, None)
     rep = aggregate("x", {}, [r], [q])
     assert (rep.hit_at_k, rep.hit_in_returned, rep.mean_returned) == (0.0, 1.0, 6.0)
+
+
+def test_contextual_variant_builds_an_index_with_llm_summaries(tmp_path):
+    from askrepo.evaluate import run_eval
+    from askrepo.indexer import index_repo
+    from tests.fixture_repo import QUESTIONS, make_fixture_repo
+
+    class SummaryLLM:
+        name, model, context_tokens = "fake", "fake", 2048
+        calls = 0
+
+        def count_tokens(self, text):
+            return len(text) // 4
+
+        def generate(self, prompt, **kw):
+            SummaryLLM.calls += 1
+            return "Part of the shop example."
+
+    root = make_fixture_repo(tmp_path / "repo")
+    index_repo(root)
+    q, p, s = QUESTIONS[0]
+    queries = parse_queries(json.dumps([{"id": "a", "question": q, "expected": [{"path": p}]}]))
+    rep = run_eval(root, queries, ["hybrid+scope@contextual"], k=5, with_llm=True, llm=SummaryLLM())
+    assert rep.config("hybrid+scope@contextual").status == "ok"
+    assert SummaryLLM.calls > 10  # one summary per chunk of the variant index
