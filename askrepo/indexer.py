@@ -185,10 +185,12 @@ def index_repo(
         flush()
 
         t = time.perf_counter()
-        report("fts", 0, 1)
-        w.finish_fts()
+        changed = bool(todo or removed) or w.is_new
+        if changed:  # an unchanged index keeps its full-text index as it is
+            report("fts", 0, 1)
+            w.finish_fts()
+            report("fts", 1, 1)
         timings["fts"] = time.perf_counter() - t
-        report("fts", 1, 1)
 
         t = time.perf_counter()
         meta = w.commit(
@@ -198,6 +200,7 @@ def index_repo(
             enrich=enrich,
             redactions=redactions,
             skipped=walked.skipped,
+            tidy=changed,
         )
         timings["store"] += time.perf_counter() - t
         by_lang = _chunks_by_language(w)

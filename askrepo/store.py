@@ -729,6 +729,11 @@ class IndexWriter:
             replace=True,
         )
 
+    @property
+    def is_new(self) -> bool:
+        """Whether this run writes a fresh table (first index, --rebuild, or a damaged one)."""
+        return self._new_table
+
     def count(self) -> int:
         return self._tbl.count_rows()
 
@@ -746,7 +751,9 @@ class IndexWriter:
         enrich: bool,
         redactions: int,
         skipped: dict[str, int],
+        tidy: bool = True,
     ) -> IndexMeta:
+        """Atomically publish this run's state; then (``tidy``) compact and drop old versions."""
         meta = IndexMeta(
             repo=str(self.repo),
             model_id=self.model_id,
@@ -767,6 +774,8 @@ class IndexWriter:
         _write_meta(self.path, meta, files)
         # Committed. Now tidy up: compact fragments and drop versions/tables no reader needs.
         # Readers that still hold an old version re-read meta.json and retry (IndexStore._run).
+        if not tidy:
+            return meta
         with contextlib.suppress(Exception):
             self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
             if self._tbl.version != meta.table_version:

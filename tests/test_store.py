@@ -92,8 +92,10 @@ def test_incremental_reembeds_only_changed_file_and_drops_removed(repo):
     before = _ids_by_path(repo, emb)
     emb.texts.clear()
 
+    version = open_index(repo).meta().table_version
     again = index_repo(repo, embedder=emb)
     assert again.files_indexed == 0 and again.chunks_embedded == 0 and emb.texts == []
+    assert open_index(repo).meta().table_version == version  # nothing rewritten
 
     (repo / "shop" / "cart.py").write_text(
         CART + "\n    def clear(self):\n        self.items = []\n"
