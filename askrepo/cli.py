@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,21 +57,11 @@ def friendly(fn):
 
 def default_repo(repo: Path | None) -> Path:
     """--repo, else the git top-level of the current directory, else the current directory."""
+    from .ingest import git_toplevel
+
     if repo is not None:
         return repo.expanduser().resolve()
-    try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        if top.returncode == 0 and top.stdout.strip():
-            return Path(top.stdout.strip()).resolve()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return Path.cwd().resolve()
+    return (git_toplevel(Path.cwd()) or Path.cwd()).resolve()
 
 
 RepoOpt = Annotated[

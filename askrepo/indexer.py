@@ -104,17 +104,13 @@ def index_repo(
     and embedded with it (slow).
     """
     from .chunker import CHUNKER_VERSION
-    from .ingest import git_commit, walk
+    from .ingest import check_root, git_commit, walk
     from .store import IndexWriter
 
     timings: dict[str, float] = {}
     report = progress or (lambda stage, done, total: None)
-    root = Path(root).expanduser()
-    if not root.exists():
-        raise UsageError(f"{root} does not exist — pass the path of a repository to index")
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a directory — pass the repository's root directory")
-    root = root.resolve()
+    # Checked before the writer creates an index directory for the path.
+    root = check_root(root)
     enrich = config.enrich() if enrich is None else enrich
 
     model_name = model or config.embed_model()

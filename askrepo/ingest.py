@@ -451,7 +451,7 @@ class WalkResult:
 
 def walk(root: Path, *, max_file_bytes: int | None = None) -> WalkResult:
     """List the files under ``root`` worth indexing; see the module docstring for the rules."""
-    root = _check_root(root)
+    root = check_root(root)
     limit = config.max_file_bytes() if max_file_bytes is None else max_file_bytes
     result = WalkResult(root=root)
     top = str(root)
@@ -568,10 +568,18 @@ def git_commit(root: Path) -> str | None:
     return sha if re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
+def git_toplevel(cwd: Path) -> Path | None:
+    """The top-level directory of the git work tree containing ``cwd``, or None."""
+    out = _git(cwd, "rev-parse", "--show-toplevel")
+    top = out.decode("utf-8", "surrogateescape").strip() if out else ""
+    return Path(top) if top else None
+
+
 # --- listing -------------------------------------------------------------------------------------
 
 
-def _check_root(root: Path) -> Path:
+def check_root(root: Path) -> Path:
+    """The resolved root, or a UsageError if it is missing or not a directory."""
     root = Path(root).expanduser()
     if not root.exists():
         raise UsageError(f"{root} does not exist — pass the path of a repository directory")

@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -513,28 +512,13 @@ _DESCRIPTIONS = {
 }
 
 
-def _git_toplevel(cwd: Path) -> Path | None:
-    try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if top.returncode == 0 and top.stdout.strip():
-        return Path(top.stdout.strip())
-    return None
-
-
 def repos_from(args_repos: list[str] | None, env: str | None, cwd: Path) -> list[Path]:
     """--repo values, else ASKREPO_MCP_REPO (os.pathsep-separated), else the git top-level."""
     raw = args_repos or [p for p in (env or "").split(os.pathsep) if p.strip()]
     if not raw:
-        return [(_git_toplevel(cwd) or cwd).resolve()]
+        from .ingest import git_toplevel
+
+        return [(git_toplevel(cwd) or cwd).resolve()]
     out: list[Path] = []
     for r in raw:
         p = Path(r).expanduser().resolve()

@@ -799,12 +799,3 @@ class IndexWriter:
         res = lister()
         names = getattr(res, "tables", res)
         yield from names
-
-
-def drop_index(repo: Path, model: str | None = None) -> Path:
-    """Delete an index directory (used by ``--rebuild`` of a damaged index). Returns the path."""
-    import shutil
-
-    path = find_index(repo, model)
-    shutil.rmtree(path, ignore_errors=True)
-    return path
