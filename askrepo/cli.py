@@ -282,6 +282,7 @@ def search(
             f"[yellow]note:[/] the working tree changed since it was indexed — "
             f"run `askrepo index {root}` to refresh",
             highlight=False,
+            soft_wrap=True,
         )
     if json_out:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
