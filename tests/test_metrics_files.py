@@ -1,0 +1,68 @@
+"""Worked numbers for the shared ranking metrics and file aggregation."""
+
+import math
+from types import SimpleNamespace as NS
+
+from askrepo.files import rank_files
+from askrepo.metrics import (
+    covers,
+    file_hit_at,
+    file_rank,
+    file_reciprocal_rank,
+    ndcg_at_k,
+)
+
+
+def r(path, a=1, b=10, score=0.0, symbol=None):
+    return NS(path=path, start_line=a, end_line=b, score=score, symbol=symbol, file_class="code")
+
+
+def t(path, a=None, b=None):
+    return NS(path=path, start_line=a, end_line=b)
+
+
+def test_covers_whole_file_and_span():
+    assert covers(r("a.py", 5, 9), t("a.py"))
+    assert covers(r("a.py", 5, 9), t("a.py", 9, 20))
+    assert not covers(r("a.py", 5, 9), t("a.py", 10, 20))
+    assert not covers(r("b.py"), t("a.py"))
+
+
+def test_ndcg_worked_numbers():
+    # relevant target found at rank 2, the other not at all: dcg = 1/log2(3); ideal 1 + 1/log2(3)
+    res = [r("x.py"), r("a.py"), r("y.py")]
+    got = ndcg_at_k(res, [t("a.py"), t("b.py")], k=10)
+    assert math.isclose(got, (1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    # perfect ranking
+    assert ndcg_at_k([r("a.py"), r("b.py")], [t("a.py"), t("b.py")]) == 1.0
+    # a secondary target (gain 0.5) at rank 1, relevant at rank 2
+    got = ndcg_at_k([r("s.py"), r("a.py")], [t("a.py")], secondary=[t("s.py")])
+    assert math.isclose(got, (0.5 + 1 / math.log2(3)) / (1 + 0.5 / math.log2(3)))
+    # a target counted once, at its first covering result
+    assert ndcg_at_k([r("a.py"), r("a.py")], [t("a.py")]) == 1.0
+    assert ndcg_at_k([r("x.py")] * 10 + [r("a.py")], [t("a.py")], k=10) == 0.0
+    assert ndcg_at_k([r("a.py")], []) == 0.0
+
+
+def test_file_ranks():
+    res = [r("x.py"), r("x.py"), r("a.py"), r("b.py")]
+    assert file_rank(res, [t("a.py", 1, 2)]) == 2
+    assert file_hit_at(res, [t("a.py")], 2) and not file_hit_at(res, [t("b.py")], 2)
+    assert file_reciprocal_rank(res, [t("b.py")]) == 1 / 3
+    assert file_reciprocal_rank(res, [t("q.py")]) == 0.0
+
+
+def test_rank_files_decay_and_ties():
+    hits = [
+        r("one.py", 1, 5, 0.9, "f"),
+        r("two.py", 1, 5, 0.6, "g"),
+        r("two.py", 9, 12, 0.6, "h"),
+        r("three.py", 1, 5, 0.3),
+    ]
+    files = rank_files(hits)
+    # two.py: 0.6 + 0.5*0.6 = 0.9 ties one.py (0.9): first appearance wins
+    assert [f.path for f in files] == ["one.py", "two.py", "three.py"]
+    assert files[1].score == 0.9 and files[1].chunks == 2
+    assert files[0].best == {"start_line": 1, "end_line": 5, "symbol": "f"}
+    assert [f.rank for f in files] == [1, 2, 3]
+    assert "hits" not in files[0].to_dict()
