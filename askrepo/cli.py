@@ -221,7 +221,14 @@ def _print_index_summary(s: Any) -> None:
 @friendly
 def search(
     query: Annotated[str, typer.Argument(help="A question or an identifier.")],
-    repo: RepoOpt = None,
+    repo: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--repo",
+            help="Repository root (repeatable: results fused by rank; "
+            "default: git top-level of the current dir).",
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("-k", "--k", help="Number of results.")] = 8,
     mode: Annotated[str, typer.Option(help="dense | fts | hybrid")] = "hybrid",
     include_tests: Annotated[
@@ -255,7 +262,20 @@ def search(
     from .retriever import Retriever, SearchOptions
     from .store import worktree_changed
 
-    root = default_repo(repo)
+    opts = SearchOptions(
+        k=k,
+        mode=mode,
+        include_tests=include_tests,
+        include_docs=include_docs,
+        expand=expand,
+        expand_depth=expand_depth,
+        max_per_file=max_per_file,
+    )
+    if repo and len(repo) > 1:  # several repositories: askrepo.multirepo fuses their rankings
+        from .cli_multi import search_repos
+
+        return search_repos(repo, query, opts, model=model, json_out=json_out, explain=explain)
+    root = default_repo(repo[0] if repo else None)
     retriever = Retriever.open(root, model=model)
     # Importing LanceDB takes over a second; load the embedding model and check the work tree
     # for changes meanwhile (native loading and file I/O overlap the import in two threads).
@@ -267,15 +287,6 @@ def search(
         _ = retriever.embedder
     stale = worktree_changed(retriever.store)
     warm.join()
-    opts = SearchOptions(
-        k=k,
-        mode=mode,
-        include_tests=include_tests,
-        include_docs=include_docs,
-        expand=expand,
-        expand_depth=expand_depth,
-        max_per_file=max_per_file,
-    )
     result = retriever.search(query, opts)
     if stale:
         err.print(
@@ -392,9 +403,13 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_serve import serve
+    from .cli_token import token_app
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    app.command("serve")(friendly(serve))
+    app.add_typer(token_app, name="token")
 
 
 _register_optional()

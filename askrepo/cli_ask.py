@@ -17,8 +17,12 @@ import typer
 def ask(
     question: Annotated[str, typer.Argument(help="A question about the indexed code base.")],
     repo: Annotated[
-        Path | None,
-        typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
+        list[Path] | None,
+        typer.Option(
+            "--repo",
+            help="Repository root (repeatable: search all, fused by rank; "
+            "default: git top-level of the current dir).",
+        ),
     ] = None,
     backend: Annotated[
         str,
@@ -66,8 +70,14 @@ def ask(
     from .retriever import Retriever
     from .store import worktree_changed
 
-    root = default_repo(repo)
-    retriever = Retriever.open(root)
+    multi = repo is not None and len(repo) > 1
+    root = default_repo(repo[0] if repo else None)
+    if multi:  # several repositories: askrepo.multirepo (see cli_multi)
+        from .cli_multi import ask_retriever
+
+        retriever = ask_retriever(repo)
+    else:
+        retriever = Retriever.open(root)
     llm = choose_backend(backend, model)
     note = getattr(llm, "note", None)
 
@@ -79,6 +89,11 @@ def ask(
         )
     if json_out:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+        if multi:
+            from .cli_multi import with_repos
+
+            print(json.dumps(with_repos(answer, retriever), ensure_ascii=False))
+            return
         print(json.dumps(answer.to_dict(), ensure_ascii=False))
         return
     if out.is_terminal:
@@ -86,6 +101,11 @@ def ask(
             answer = ask_question(question, retriever, llm, k=k, hyde=hyde, stream=live.add)
     else:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+    if multi:
+        from .cli_multi import absolute_paths
+
+        _render(out, absolute_paths(answer, retriever), Path("/"), llm, verbose=verbose)
+        return
     _render(out, answer, retriever.store.repo, llm, verbose=verbose)
     if worktree_changed(retriever.store):
         err.print(
