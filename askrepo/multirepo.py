@@ -1,16 +1,23 @@
 """Search several repositories at once: per-repo ranked hits fused into one ranking.
 
-Scores from different indexes are not comparable (another model, another corpus size, another
-score scale), ranks are. ``fuse`` is Reciprocal Rank Fusion over one ranked list per repository:
-a hit at rank ``r`` in its repository scores ``1 / (k + r)`` (k = 60, as in the retriever), so
-the first hits of every repository come first, then the second ones, and so on. Hits at the same
-rank are ordered by their score relative to the best score of their own repository (a repo whose
-2nd hit is nearly as good as its 1st beats one whose 2nd hit is far behind), then by the order
-the repositories were given. Every fused hit carries its ``repo``.
+Raw similarities from different indexes are not comparable (another model, another corpus, BM25
+statistics); ranks are. askrepo's retriever already turns ranks into scores — a hit's score is a
+Reciprocal Rank Fusion sum ``Σ w / (60 + rank)`` over its dense, full-text and exact-symbol ranks
+(times the same rank-free factors for every repo) — so two repositories' scores from the same
+askrepo are on one scale: a chunk that is first in dense *and* full-text (2/61) beats one that is
+first in dense only (1/61), whichever index it came from. ``fuse`` offers two methods:
 
-``search_many`` runs one search per repository (the library's ``Retriever.search`` or anything
-with the same signature) and fuses them; ``MultiRetriever`` makes several repositories look like
-one retriever to ``answer.ask``.
+- ``"merge"`` (default): a k-way merge of the per-repo lists by score. Each repository's own
+  order is kept exactly (the next hit of a repo is always its next-ranked one); across repos the
+  higher score goes first; equal scores go by rank in their repo, then by the order the repos
+  were given.
+- ``"rank"``: RRF over the repos' lists — a hit at rank ``r`` in its repo scores
+  ``1 / (60 + r)`` — for scores that are not on one scale (another scorer). Equal ranks go by
+  score relative to the repo's best hit, then repo order.
+
+Every fused hit carries its ``repo`` and its rank and score in that repo. ``search_many`` runs one
+search per repository (``Retriever.search`` or anything with its signature) and fuses;
+``MultiRetriever`` makes several repositories look like one retriever to ``answer.ask``.
 """
 
 from __future__ import annotations
@@ -44,26 +51,40 @@ class RepoHit:
 
 
 def fuse(
-    per_repo: Sequence[tuple[str, Sequence[Hit]]], k: int, *, rrf_k: int = FUSION_K
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    k: int,
+    *,
+    method: str = "merge",
+    rrf_k: int = FUSION_K,
 ) -> list[RepoHit]:
-    """The top ``k`` of several repositories' ranked hit lists, fused by rank (see module doc).
+    """The top ``k`` of several repositories' ranked hit lists, fused (see the module doc).
 
-    ``per_repo``: (repo, hits best first). A repo's list order is its ranking (``Hit.rank`` is
-    not trusted). Returned hits are copies with ``rank`` 1..n and ``score`` = 1/(rrf_k + rank in
-    their repo), rounded to 6 places.
+    ``per_repo``: (repo, hits best first); a list's order is its repo's ranking (``Hit.rank`` is
+    not trusted). Returned hits are copies with ``rank`` 1..n; with ``method="merge"`` their
+    ``score`` is their own, with ``"rank"`` it is 1/(rrf_k + rank in repo), rounded to 6 places.
     """
-    scored: list[tuple[float, float, int, int, RepoHit]] = []
+    if method not in ("merge", "rank"):
+        raise ValueError(f"unknown fusion method {method!r}")
+    # (primary, secondary) sort keys per hit, larger first; then repo order, then rank in repo
+    keyed: list[tuple[float, float, int, int, RepoHit]] = []
     for order, (repo, hits) in enumerate(per_repo):
         best = max((h.score for h in hits), default=0.0)
+        floor = float("inf")
         for r, h in enumerate(hits, 1):
-            fused = 1.0 / (rrf_k + r)
-            relative = h.score / best if best > 0 else 0.0
             item = RepoHit(repo=repo, hit=h, repo_rank=r, repo_score=h.score)
-            scored.append((fused, relative, order, r, item))
-    scored.sort(key=lambda t: (-t[0], -t[1], t[2], t[3]))
+            if method == "rank":
+                keyed.append(
+                    (1.0 / (rrf_k + r), h.score / best if best > 0 else 0.0, order, r, item)
+                )
+            else:
+                # a hit never outranks an earlier hit of its own repo: cap at the running minimum
+                floor = min(floor, h.score)
+                keyed.append((floor, -r, order, r, item))
+    keyed.sort(key=lambda t: (-t[0], -t[1], t[2], t[3]))
     out: list[RepoHit] = []
-    for i, (fused, _, _, _, item) in enumerate(scored[: max(k, 0)], 1):
-        item.hit = dataclasses.replace(item.hit, rank=i, score=round(fused, 6))
+    for i, (primary, _, _, _, item) in enumerate(keyed[: max(k, 0)], 1):
+        score = round(primary, 6) if method == "rank" else item.hit.score
+        item.hit = dataclasses.replace(item.hit, rank=i, score=score)
         out.append(item)
     return out
 
@@ -93,7 +114,7 @@ SearchFn = Callable[[str, Any], Any]  # (query, SearchOptions) -> SearchResult
 
 
 def search_many(
-    searchers: Sequence[tuple[str, SearchFn]], query: str, opts: Any
+    searchers: Sequence[tuple[str, SearchFn]], query: str, opts: Any, *, method: str = "merge"
 ) -> MultiSearchResult:
     """Search every repository with the same options and fuse the results to ``opts.k`` hits."""
     t0 = time.perf_counter()
@@ -110,7 +131,7 @@ def search_many(
         repos=[r for r, _ in searchers],
         mode=mode,
         elapsed_ms=(time.perf_counter() - t0) * 1000,
-        hits=fuse(lists, opts.k),
+        hits=fuse(lists, opts.k, method=method),
         filters=filters,
     )
 
