@@ -33,14 +33,14 @@ async function api(path, params) {
 function repoParam() { return $("#repo").value || "all"; }
 function repoName(path) { return state.names[path] || path; }
 
-function codeTable(lines, html, start, hlFrom, hlTo) {
+function codeTable(lines, html, start, hlFrom, hlTo, ids) {
   const rows = lines.map((line, i) => {
     const n = start + i;
     const cls = n >= hlFrom && n <= hlTo ? ' class="hl"' : "";
     const body = html ? html[i] : esc(line);
-    return `<tr id="L${n}"${cls}><td class="ln">${n}</td><td class="src">${body || " "}</td></tr>`;
+    return `<tr${ids ? ` id="L${n}"` : ""}${cls}><td class="ln">${n}</td><td class="src">${body || " "}</td></tr>`;
   });
-  return `<table class="code">${rows.join("")}</table>`;
+  return `<div class="codewrap"><table class="code">${rows.join("")}</table></div>`;
 }
 
 // ---------------------------------------------------------------------------------- repos
@@ -55,7 +55,6 @@ async function loadRepos() {
     data.repos.forEach((r) => { state.names[r.path] = r.name; });
     if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
     if (data.repos.length === 1) sel.value = data.repos[0].name;
-    say("");
   } catch (e) { say(e.message); }
 }
 
@@ -103,7 +102,7 @@ async function openFile(repo, path, start, end) {
     const data = await api("/api/file", { repo: repoName(repo), path, start: from, end: end + 150, highlight: 1 });
     $("#viewer-path").textContent = `${data.name} · ${data.path}:${start}-${end}` +
       (data.changed_since_index ? " (changed since indexed)" : "");
-    $("#viewer-body").innerHTML = codeTable(data.lines, data.html, data.start_line, start, end);
+    $("#viewer-body").innerHTML = codeTable(data.lines, data.html, data.start_line, start, end, true);
     $("#viewer").hidden = false;
     const first = document.getElementById("L" + start);
     if (first) first.scrollIntoView({ block: "center" });
@@ -213,8 +212,6 @@ function onEvent(kind, data) {
 // ---------------------------------------------------------------------------------- status
 async function showStatus() {
   const box = $("#status");
-  if (!box.hidden && !box.dataset.reload) { box.hidden = true; return; }
-  delete box.dataset.reload;
   box.hidden = false;
   box.textContent = "checking…";
   try {
@@ -241,7 +238,6 @@ async function refresh(repo, button) {
     if (!res.ok) throw new Error(data.error);
     say(`re-indexed ${data.name}: ${data.summary.files_indexed} files changed`, true);
   } catch (e) { say(e.message); }
-  $("#status").dataset.reload = "1";
   showStatus();
   loadRepos();
 }
