@@ -148,15 +148,32 @@ class Service:
 
         _limit_str("query", query, MAX_QUERY_CHARS)
         k = _clamp("k", k, 1, MAX_K)
-        h = self.pick(repo)
         opts = SearchOptions(
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
+        if (repo is None or not repo.strip()) and len(self.repos) > 1:
+            return self._search_all(query, opts)
+        h = self.pick(repo)
         res = h.search(query, opts)
         out = self._base(h, h.store())
+        hits = self._hit_items(res.hits)
+        out.update(
+            query=query,
+            mode=res.mode,
+            filters=res.filters,
+            stale=bool(getattr(res, "stale", False)),
+            hits=hits,
+        )
+        if not hits:
+            out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
+        return out
+
+    @staticmethod
+    def _hit_items(found: list[Any], repos: list[str] | None = None) -> list[dict[str, Any]]:
+        """Search hits as tool output, their text within MAX_BYTES in total."""
         budget = MAX_BYTES
         hits = []
-        for hit in res.hits:
+        for i, hit in enumerate(found):
             text = hit.text
             cut = len(text) > budget
             text = text[: max(budget, 0)]
@@ -172,19 +189,28 @@ class Service:
                 "score": round(float(hit.score), 5),
                 "text": text,
             }
+            if repos is not None:
+                item["repo"] = repos[i]
             if hit.expanded_from:
                 item["expanded_from"] = hit.expanded_from
             if cut:
                 item["text_truncated"] = True
             hits.append(item)
-        out.update(
-            query=query,
-            mode=res.mode,
-            filters=res.filters,
-            stale=bool(getattr(res, "stale", False)),
-            hits=hits,
-        )
-        if not hits:
+        return hits
+
+    def _search_all(self, query: str, opts: Any) -> dict[str, Any]:
+        """search_code over every served repo, fused into one ranking (askrepo.multirepo)."""
+        from .multirepo import search_many
+
+        res = search_many([(str(h.root), h.search) for h in self.repos], query, opts)
+        out: dict[str, Any] = {
+            "repos": [{"repo": str(h.root), "commit": h.store().meta().commit} for h in self.repos],
+            "query": query,
+            "mode": res.mode,
+            "filters": res.filters,
+            "hits": self._hit_items([rh.hit for rh in res.hits], [rh.repo for rh in res.hits]),
+        }
+        if not out["hits"]:
             out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
         return out
 
@@ -480,7 +506,9 @@ _DESCRIPTIONS = {
         "Search the indexed code by meaning and keywords (hybrid semantic + BM25, exact symbol "
         "names boosted). Returns ranked chunks with path, start_line..end_line, symbol and text. "
         "Tests and docs are excluded unless the query is about them or include_tests/"
-        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
+        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees. With "
+        "several repos served and no `repo`, searches all of them: one fused ranking, each hit "
+        "with its `repo`." + _REPO
     ),
     "grep_code": (
         "Exact search, ripgrep-like: `pattern` is a Python regex matched per line (literal=true: "

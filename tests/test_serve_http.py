@@ -400,9 +400,10 @@ def test_mcp_tools_over_http(local, env):
         found = await s.call_tool("search_code", {"query": "hash a password", "repo": "shop"})
         status = await s.call_tool("index_status", {})
         bad = await s.call_tool("read_file", {"path": "../../etc/passwd", "repo": "shop"})
-        return tools, found, status, bad
+        fused = await s.call_tool("search_code", {"query": "transfer money between accounts"})
+        return tools, found, status, bad, fused
 
-    tools, found, status, bad = _mcp(local, None, calls)
+    tools, found, status, bad, fused = _mcp(local, None, calls)
     from askrepo.mcp_server import TOOL_NAMES
 
     assert tools == sorted(TOOL_NAMES)
@@ -413,6 +414,15 @@ def test_mcp_tools_over_http(local, env):
         str(env.ledger),
     }
     assert bad.is_error and "outside the repository" in bad.content[0].text
+    # no repo with several served: one fused ranking over both, each hit naming its repo
+    assert not fused.is_error, fused.content[0].text
+    hits = fused.structured_content["hits"]
+    assert {h["repo"] for h in hits} == {str(env.shop), str(env.ledger)}
+    assert (hits[0]["repo"], hits[0]["symbol"]) == (str(env.ledger), "Ledger.transfer")
+    assert [r["repo"] for r in fused.structured_content["repos"]] == [
+        str(env.shop),
+        str(env.ledger),
+    ]
 
 
 def test_mcp_token_limits(guarded, tokens, env):
@@ -444,3 +454,83 @@ def _sse(lines) -> list[tuple[str, dict]]:
             events.append((kind, json.loads("".join(data))))
             kind, data = None, []
     return events
+
+
+# ----------------------------------------------------------------------------------------------
+# The CLI: `askrepo serve` as a process, `askrepo ask` over several repos
+
+
+def test_serve_command_runs_and_refuses_open_host_without_tokens(env, tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from serve_env import free_port
+
+    cmd = [sys.executable, "-m", "askrepo.cli", "serve", "--repo", str(env.shop)]
+    proc_env = {**os.environ, "ASKREPO_HOME": str(tmp_path / "empty-home")}
+    bad = subprocess.run(
+        cmd + ["--host", "0.0.0.0", "--port", str(free_port())],
+        env=proc_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert "needs tokens" in bad.stderr and "askrepo token create" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
+
+    port = free_port()
+    proc = subprocess.Popen(
+        cmd + ["--port", str(port)],
+        env={**os.environ},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(300):
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.2)
+        assert r.status_code == 200 and 'id="q"' in r.text
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+        repos = httpx.get(f"http://127.0.0.1:{port}/api/repos", timeout=30).json()["repos"]
+        assert [x["name"] for x in repos] == ["shop"]
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/" in err
+
+
+def test_cli_ask_over_several_repos(env, monkeypatch):
+    from typer.testing import CliRunner
+
+    import askrepo.llm
+    from askrepo.cli import app
+
+    monkeypatch.setattr(askrepo.llm, "choose_backend", lambda *a, **k: ScriptedLLM())
+    res = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            "how is money moved between accounts?",
+            "--repo",
+            str(env.shop),
+            "--repo",
+            str(env.ledger),
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [c["n"] for c in data["citations"]] == [1, 2]
+    repos = {h["repo"] for h in data["retrieved"]}
+    assert repos <= {str(env.shop), str(env.ledger)} and None not in repos
+    first = data["retrieved"][0]
+    assert data["citations"][0]["repo"] == first["repo"]
+    assert (first["repo"], first["symbol"]) == (str(env.ledger), "Ledger.transfer")

@@ -38,6 +38,13 @@ PUBLIC_PATHS = ("/", "/healthz", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/",)
 MAX_QUERY_CHARS = 20_000  # as the MCP search_code tool
 MAX_K = 50
+PAGE_HEADERS = {  # the page runs only its own script and style, and is never framed
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 @dataclass
@@ -494,7 +501,7 @@ def create_app(settings: ServeSettings) -> Any:
             tokens_required=settings.tokens_required,
             repo_count=len(state.service.repos),
         )
-        return HTMLResponse(html)
+        return HTMLResponse(html, headers=PAGE_HEADERS)
 
     async def pygments_css(request: Request) -> Any:
         return Response(css(), media_type="text/css")
