@@ -19,7 +19,8 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON 
 # (nothing is downloaded at test time). Install them when missing and we may (root + apt-get).
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq && apt-get install -y -qq chromium chromium-driver
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } ||
+            echo "warning: apt-get could not install chromium + chromium-driver" >&2
     else
         echo "note: chromium + chromium-driver are missing; the browser tests need them" \
             "(sudo apt-get install chromium chromium-driver)" >&2
