@@ -53,6 +53,14 @@ def serve(
     from .errors import AskrepoError, UsageError
     from .serve import ServeSettings, make_server
 
+    for module in ("uvicorn", "starlette", "jinja2", "pygments", "mcp"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise UsageError(
+                f'askrepo serve needs {module}: pip install "askrepo[serve]"'
+            ) from None
+
     roots: list[Path] = []
     for r in repo or [None]:
         root = default_repo(r)

@@ -61,6 +61,20 @@ def make_ledger_repo(dest: Path) -> Path:
     return dest
 
 
+def need(module: str, why: str):
+    """Import ``module``; when missing, fail under CI=true, else skip with the reason."""
+    import importlib
+
+    import pytest
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is missing: {why}")
+        pytest.skip(f"{module} is missing: {why}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -12,10 +12,11 @@ import json
 import threading
 
 import pytest
-from serve_env import ScriptedLLM, ServeEnv
+from serve_env import ScriptedLLM, ServeEnv, need
 
-httpx = pytest.importorskip("httpx", reason="httpx is not installed (askrepo[dev])")
-pytest.importorskip("uvicorn", reason="askrepo[serve] is not installed")
+httpx = need("httpx", "pip install 'askrepo[dev]'")
+need("uvicorn", "pip install 'askrepo[serve]'")
+need("mcp", "pip install 'askrepo[serve]'")
 
 pytestmark = pytest.mark.slow
 
