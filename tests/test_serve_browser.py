@@ -96,9 +96,14 @@ def _shot(driver, name: str) -> None:
 
 
 def _wait(driver, cond, timeout: float = 60):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(cond)
+    # the page re-renders lists (repos, results) while we read them: retry on stale elements
+    wait = WebDriverWait(
+        driver, timeout, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)
+    )
+    return wait.until(cond)
 
 
 def _highlighted(driver) -> list[int]:
@@ -276,3 +281,30 @@ def test_ask_with_embedded_model(env, browser):
             cites[0].click()
             _wait(d, lambda dr: _highlighted(dr) == list(range(start, end + 1)))
         _shot(d, "serve-ask.png")
+
+
+def test_token_field_when_tokens_are_required(env, browser):
+    """With tokens required the page asks for one, and sends it with every API call."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from askrepo.tokens import TokenStore
+
+    _, token = TokenStore(env.home / "tokens.json").create("browser", [env.ledger])
+    d = browser
+    with env.server(require_token=True) as url:
+        d.get(url + "/")
+        _wait(d, lambda dr: "needs a token" in dr.find_element(By.ID, "message").text)
+        field = d.find_element(By.ID, "token")
+        field.send_keys(token + Keys.TAB)  # "change" stores it for the tab and reloads repos
+        _wait(
+            d,
+            lambda dr: (
+                [o.text for o in dr.find_elements(By.CSS_SELECTOR, "#repo option")]
+                == ["all repositories", "ledger"]
+            ),
+        )
+        _search(d, "move money between two accounts")
+        links = d.find_elements(By.CSS_SELECTOR, ".hit-link")
+        assert links and all(a.get_attribute("data-repo") == str(env.ledger) for a in links)
+        assert token not in d.current_url

@@ -263,22 +263,26 @@ def test_ask_over_all_repos_names_each_citation_repo(local, env):
 
 
 def test_slow_ask_does_not_block_search(env):
+    import time
+
     gate = threading.Event()
     llm = ScriptedLLM(gate=gate)
-    with env.server(llm_factory=lambda: llm) as url:
+    srv = env.server(llm_factory=lambda: llm)
+    with srv as url:
         result: dict = {}
 
-        def run_ask():
+        def run_ask(key: str):
             with httpx.stream(
                 "POST",
                 f"{url}/api/ask",
                 json={"q": "how are passwords hashed?", "repo": "shop"},
                 timeout=120,
             ) as r:
-                result["events"] = _sse(r.iter_lines())
+                result[key] = _sse(r.iter_lines())
 
-        t = threading.Thread(target=run_ask)
+        t = threading.Thread(target=run_ask, args=("events",))
         t.start()
+        second = threading.Thread(target=run_ask, args=("second",))
         try:
             assert llm.started.wait(60), "ask never reached the LLM"
             # the answer is stuck in the LLM; searches and file reads are still served
@@ -291,10 +295,23 @@ def test_slow_ask_does_not_block_search(env):
                 == 200
             )
             assert "events" not in result  # the ask is still waiting
+            # a second question waits for the model and is told so
+            second.start()
+            state = srv.server.config.app.state
+            for _ in range(300):
+                if state.asks_pending == 2:
+                    break
+                time.sleep(0.05)
+            assert state.asks_pending == 2
         finally:
             gate.set()
             t.join(60)
+            if second.is_alive() or second.ident:
+                second.join(60)
         assert result["events"][-1][0] == "answer"
+        assert ("queued", {"ahead": 1}) in result["second"]
+        assert result["second"][-1][0] == "answer"
+        assert state.asks_pending == 0
 
 
 def test_per_client_concurrency_cap(env):

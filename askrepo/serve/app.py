@@ -136,6 +136,7 @@ class ServeState:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="askrepo-index")
     )
     refreshing: set[str] = field(default_factory=set)
+    asks_pending: int = 0  # asks submitted and not finished (changed on the event loop only)
     status_cache: dict[str, _StatusCache] = field(default_factory=dict)
     slots: dict[str, asyncio.Semaphore] = field(default_factory=dict)
     _llm: Any = None
@@ -664,14 +665,23 @@ def create_app(settings: ServeSettings) -> Any:
             put("backend", {"backend": llm.name, "model": llm.model})
             return ask_question(q, retriever, llm, k=k, stream=lambda piece: put("token", piece))
 
+        ahead = state.asks_pending  # the model answers one question at a time
+        state.asks_pending += 1
         future = loop.run_in_executor(state.ask_pool, work)
-        future.add_done_callback(lambda _: put("done", None))
+
+        def finished(_: Any) -> None:
+            state.asks_pending -= 1  # done callbacks of asyncio futures run on the loop
+            queue.put_nowait(("done", None))
+
+        future.add_done_callback(finished)
 
         def event(kind: str, data: Any) -> str:
             return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
         async def stream() -> AsyncIterator[str]:
             yield event("start", {"question": q, "repos": [str(h.root) for h in handles]})
+            if ahead:
+                yield event("queued", {"ahead": ahead})
             deadline = loop.time() + settings.ask_timeout_s
             while True:
                 try:

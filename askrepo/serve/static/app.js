@@ -192,7 +192,8 @@ async function ask() {
 
 function onEvent(kind, data) {
   const box = $("#answer-text");
-  if (kind === "backend") $("#answer-meta").textContent = `${data.backend} · ${data.model} — generating…`;
+  if (kind === "queued") $("#answer-meta").textContent = `waiting for ${data.ahead} earlier question(s)…`;
+  else if (kind === "backend") $("#answer-meta").textContent = `${data.backend} · ${data.model} — generating…`;
   else if (kind === "token") box.textContent += data.text;
   else if (kind === "error") { say(data.error); $("#answer-meta").textContent = ""; }
   else if (kind === "answer") {
