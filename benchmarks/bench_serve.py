@@ -100,13 +100,16 @@ def pct(values: list[float], p: float) -> float:
 
 
 class Mix:
-    def __init__(self, repos: list[dict], files: dict[str, list[str]], seed: int):
+    def __init__(
+        self, repos: list[dict], files: dict[str, list[str]], seed: int, search_share: float = 0.5
+    ):
+        self.search_share = search_share
         self.repos = repos
         self.files = files
         self.rng = random.Random(seed)
 
     def next(self) -> tuple[str, str, dict]:
-        if self.rng.random() < 0.5:
+        if self.rng.random() < self.search_share:
             repo = self.rng.choice(["all"] + [r["name"] for r in self.repos])
             q = self.rng.choice(QUESTIONS)
             return "search", "/api/search", {"q": q, "repo": repo, "k": 8}
@@ -141,13 +144,13 @@ async def client(url: str, mix: Mix, until: float, out: list, errors: list) -> N
                 errors.append((kind, getattr(r, "status_code", None), str(r)[:200]))
 
 
-async def run_phase(url: str, repos, files, clients: int, seconds: float):
+async def run_phase(url: str, repos, files, clients: int, seconds: float, share: float = 0.5):
     out: list[tuple[str, float]] = []
     errors: list = []
     until = time.perf_counter() + seconds
     t0 = time.perf_counter()
     await asyncio.gather(
-        *(client(url, Mix(repos, files, i), until, out, errors) for i in range(clients))
+        *(client(url, Mix(repos, files, i, share), until, out, errors) for i in range(clients))
     )
     return out, errors, time.perf_counter() - t0
 
@@ -189,6 +192,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--baseline-seconds", type=float, default=10)
+    ap.add_argument("--search-share", type=float, default=0.5, help="share of searches")
     ap.add_argument("--write", type=Path)
     args = ap.parse_args()
 
@@ -235,8 +239,13 @@ def main() -> None:
         for r in repos:
             httpx.get(f"{url}/api/search", params={"q": "warm up", "repo": r["name"]}, timeout=120)
             httpx.get(f"{url}/api/search", params={"q": "warm up", "repo": r["name"]}, timeout=120)
-        base = summarize(*asyncio.run(run_phase(url, repos, files, 1, args.baseline_seconds)))
-        load = summarize(*asyncio.run(run_phase(url, repos, files, args.clients, args.seconds)))
+        share = args.search_share
+        base = summarize(
+            *asyncio.run(run_phase(url, repos, files, 1, args.baseline_seconds, share))
+        )
+        load = summarize(
+            *asyncio.run(run_phase(url, repos, files, args.clients, args.seconds, share))
+        )
     finally:
         server.terminate()
         server.wait(10)
