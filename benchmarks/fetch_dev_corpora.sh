@@ -108,7 +108,8 @@ fi
 if want lua; then
     fresh lua
     src=$(pypi_sdist lupa==2.4)
-    copy lua "$src/third-party/lua54" . src
+    copy lua "$src/third-party/lua54" . src  # the Lua 5.4 C sources bundled in lupa's sdist
+    rm -rf "$ROOT/lua/src/testes" "$ROOT/lua/src/manual" "$ROOT/lua/src/all"
 fi
 if want kramdown; then
     fresh kramdown
