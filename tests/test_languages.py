@@ -507,3 +507,45 @@ def test_cpp_header_gets_class_chunks(tmp_path):
     assert ("class", "app.Logger") in [
         (c.kind, c.symbol) for c in chunk_text("include/app/logger.h", text, lang)
     ]
+
+
+def test_more_definition_forms():
+    def defs(path, text, lang):
+        return [
+            (c.start_line, c.kind, c.symbol)
+            for c in chunk_text(path, text, lang)
+            if c.kind != "window"
+        ]
+
+    dart = (
+        "class A {\n  A() { x(); }\n  A.named() { y(); }\n  factory A.make() { return A(); }\n}\n"
+    )
+    assert defs("a.dart", dart, "dart") == [
+        (1, "class", "A"),
+        (2, "method", "A.A"),
+        (3, "method", "A.named"),
+        (4, "method", "A.make"),
+    ]
+    swift = "actor Cache {\n  func get() -> Int { 1 }\n  subscript(i: Int) -> Int { i }\n}\n"
+    assert defs("a.swift", swift, "swift") == [
+        (1, "class", "Cache"),
+        (2, "method", "Cache.get"),
+        (3, "method", "Cache.subscript"),
+    ]
+    ex = (
+        "defmodule A do\n  defguard is_even(x) when rem(x, 2) == 0\n"
+        "  defdelegate size(x), to: Enum\n  def f(x) when is_integer(x), do: x\nend\n"
+    )
+    assert defs("a.ex", ex, "elixir") == [
+        (1, "class", "A"),
+        (2, "method", "A.is_even"),
+        (3, "method", "A.size"),
+        (4, "method", "A.f"),
+    ]
+    zig = "const Handle = opaque {};\nconst U = union(enum) {\n    a: u8,\n"
+    zig += "    pub fn f() void {}\n};\n"
+    assert defs("a.zig", zig, "zig") == [
+        (1, "class", "Handle"),
+        (2, "class", "U"),
+        (4, "method", "U.f"),
+    ]

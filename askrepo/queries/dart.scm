@@ -20,15 +20,18 @@
   .
   (function_body) @end)
 
-; Methods, getters, setters, operators and factory constructors with a body.
+; Methods, getters, setters and constructors with a body. A named constructor A.named() is
+; "named" (-> A.named), an unnamed one A() is "A" (-> A.A).
 (_
   (method_signature
     [
       (function_signature name: (identifier) @name)
       (getter_signature name: (identifier) @name)
       (setter_signature name: (identifier) @name)
-      (constructor_signature name: (identifier) @name)
-      (factory_constructor_signature (identifier) @name)
+      (constructor_signature . (identifier) @name . (formal_parameter_list))
+      (constructor_signature (identifier) . (identifier) @name . (formal_parameter_list))
+      (factory_constructor_signature . (identifier) @name . (formal_parameter_list))
+      (factory_constructor_signature (identifier) . (identifier) @name . (formal_parameter_list))
     ]) @definition.function
   .
   (function_body) @end)
