@@ -331,6 +331,26 @@ def _part(name: str) -> str:
     return ".".join(" ".join(p.split()) for p in re.split(r"::|\\|\.", name) if p.strip())
 
 
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _qualified(name: str) -> tuple[str, bool]:
+    """``(cleaned, swallowed)`` for a C++-style name (with ``::`` or ``<``): template arguments
+    dropped (``Foo<T>`` -> ``Foo``) and, when an unknown macro made the parser swallow the
+    return type into the name (``SPDLOG_INLINE std::string Foo::bar()``), only its last word
+    kept; ``swallowed`` says so, and then the receiver captured with it is part of that type,
+    not a scope."""
+    if "<" not in name and "::" not in name or "operator" in name:
+        return name, False
+    prev = None
+    while prev != name:
+        prev, name = name, _TEMPLATE_ARGS.sub("", name)
+    words = name.split()
+    if len(words) > 1:
+        return words[-1].lstrip("&*"), True
+    return name, False
+
+
 def _code(out: _Out, text: str, language: str) -> bool:
     """Chunk code by definitions. False if ``language`` has no query (caller falls back)."""
     compiled = _compiled(language)
@@ -395,12 +415,16 @@ def _code(out: _Out, text: str, language: str) -> bool:
                 break
             node, parent = parent, parent.parent
         last = extent if extent is not None and extent.end_byte > node.end_byte else node
+        name_text, swallowed = _qualified(_text(data, name)) if name is not None else (None, False)
+        receiver_text = None
+        if receiver is not None and not swallowed:
+            receiver_text = _qualified(_text(data, receiver))[0]
         d = _Def(
             node=node,
             core=core,
             kind=kind,
-            name=_part(_text(data, name)) if name is not None else None,
-            receiver=_part(_text(data, receiver)) if receiver is not None else None,
+            name=_part(name_text) if name_text is not None else None,
+            receiver=_part(receiver_text) if receiver_text is not None else None,
             start=min(node.start_point[0] + 1, nlines),
             end=min(_end_row(last) + 1, nlines),
             end_byte=last.end_byte,

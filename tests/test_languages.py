@@ -549,3 +549,37 @@ def test_more_definition_forms():
         (2, "class", "U"),
         (4, "method", "U.f"),
     ]
+
+
+def test_cpp_export_macros_do_not_leak_return_types_into_symbols():
+    # An unknown macro (SPDLOG_INLINE) makes tree-sitter read the return type as a scope.
+    text = src(
+        """
+        namespace spdlog {
+        SPDLOG_INLINE std::shared_ptr<logger> async_logger::clone(std::string name)
+        {
+            return nullptr;
+        }
+        SPDLOG_INLINE level::level_enum logger::level() const
+        {
+            return level_;
+        }
+        SPDLOG_INLINE std::vector<sink_ptr> &logger::sinks()
+        {
+            return sinks_;
+        }
+        template<typename Mutex>
+        void ansicolor_sink<Mutex>::flush()
+        {
+            fflush(target_file_);
+        }
+        }
+        """
+    )
+    got = [(c.start_line, c.symbol) for c in chunk_text("a.h", text, "cpp") if c.kind == "method"]
+    assert got == [
+        (2, "spdlog.async_logger.clone"),
+        (6, "spdlog.logger.level"),
+        (10, "spdlog.logger.sinks"),
+        (14, "spdlog.ansicolor_sink.flush"),
+    ]
