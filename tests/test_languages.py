@@ -583,3 +583,33 @@ def test_cpp_export_macros_do_not_leak_return_types_into_symbols():
         (10, "spdlog.logger.sinks"),
         (14, "spdlog.ansicolor_sink.flush"),
     ]
+
+
+def test_cpp_class_with_export_macro_is_a_class():
+    # tree-sitter reads `class SPDLOG_API logger {...}` as a function named logger
+    text = src(
+        """
+        namespace spdlog {
+        class SPDLOG_API logger
+        {
+        public:
+            explicit logger(std::string name);
+            template<typename T>
+            void info(const T &msg)
+            {
+                log(msg);
+            }
+        };
+        class SPDLOG_API async_logger final : public logger
+        {
+            void flush_() override;
+        };
+        }
+        """
+    )
+    assert table(chunk_text("logger.h", text, "cpp")) == [
+        (1, 1, "window", "spdlog"),
+        (2, 5, "class", "spdlog.logger"),
+        (6, 11, "method", "spdlog.logger.info"),
+        (12, 16, "class", "spdlog.async_logger"),
+    ]
