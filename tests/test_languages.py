@@ -613,3 +613,22 @@ def test_cpp_class_with_export_macro_is_a_class():
         (6, 11, "method", "spdlog.logger.info"),
         (12, 16, "class", "spdlog.async_logger"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("Sources/App/Package.swift", "swift"),
+        ("build.sbt", "scala"),
+        ("project/plugins.sbt", "scala"),
+        ("mix.exs", "elixir"),
+        ("lib/app.ex", "elixir"),
+        ("penlight-1.13.1-1.rockspec", "lua"),
+        ("build.zig", "zig"),
+        ("build.zig.zon", "zig"),
+        ("src/Main.hs", "haskell"),
+        ("lib/main.dart", "dart"),
+    ],
+)
+def test_new_language_files_are_detected(path, language):
+    assert detect_language(path) == language
