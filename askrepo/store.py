@@ -515,12 +515,13 @@ class IndexStore:
         return self.where(cond or "", limit)
 
     def find_symbol(self, name: str) -> list[Chunk]:
-        """Exact qualified-symbol matches, else ``.name`` suffix matches; definitions only."""
-        rows = [c for _, c, _ in self.by_symbol([name], limit=200)]
+        """Exact qualified-symbol matches, else ``.name`` suffix matches; definitions only
+        (never a line window or a markdown heading: ``datatypes.is_definition``)."""
+        from .datatypes import is_definition
+
+        rows = [c for _, c, _ in self.by_symbol([name], limit=200) if is_definition(c.kind)]
         exact = [c for c in rows if c.symbol == name]
-        found = exact or rows
-        found = [c for c in found if c.kind not in ("window", "text")] or found
-        return sorted(found, key=lambda c: (c.path, c.start_line))
+        return sorted(exact or rows, key=lambda c: (c.path, c.start_line))
 
     def has_term(self, term: str) -> bool:
         """Whether ``term`` occurs as a token (or as a whole identifier) anywhere in the index."""
