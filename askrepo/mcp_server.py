@@ -483,8 +483,9 @@ _DESCRIPTIONS = {
         "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
     ),
     "grep_code": (
-        "Exact search, ripgrep-like: `pattern` is a Python regex matched per line (literal=true: "
-        "plain text). `path` is a regex on the repo-relative path, `lang` a language (python, "
+        "Exact search with ripgrep: `pattern` is a ripgrep (Rust) regex matched per line, no "
+        "look-around (literal=true: plain text). `path` is a regex on the repo-relative path, "
+        "`lang` a language (python, "
         "py, ts, go, ...). Results are ranked: code before tests/docs, definitions first, "
         "whole-word and code (not comments) before the rest, dense clusters first. "
         "Each match has path, 1-based line and column, and the line text." + _REPO
