@@ -524,19 +524,11 @@ class IndexStore:
         return sorted(exact or rows, key=lambda c: (c.path, c.start_line))
 
     def has_term(self, term: str) -> bool:
-        """Whether ``term`` occurs as a token (or as a whole identifier) anywhere in the index."""
-        from .identifiers import fts_query
+        """Whether ``term`` occurs as a whole word (or the same words in another identifier
+        style) anywhere in the indexed text: an exact scan, see ``askrepo.presence``."""
+        from .presence import has_term
 
-        q = fts_query(term)
-        if not q:
-            return False
-        whole = re.sub(r"[^0-9a-z]+", "", term.lower())
-        for _, chunk, _ in self.fts(q, 20):
-            if term in chunk.text or (
-                whole and whole in re.sub(r"[^0-9a-z]+", "", chunk.text.lower())
-            ):
-                return True
-        return False
+        return has_term(self, term)
 
 
 def worktree_changed(store: Any) -> bool:
