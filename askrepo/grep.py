@@ -642,7 +642,7 @@ _SIG_TO_SHA: dict[tuple[str, int, int, int, int], str] = {}
 def _view(full: str, max_bytes: int) -> _View | None:
     """The file's redacted lines, or None if it is not a readable regular text file now."""
     global _view_cache_size
-    from .secrets import redact
+    from .secrets import is_config_path, redact
 
     try:
         st = os.stat(full, follow_symlinks=False)
@@ -661,7 +661,8 @@ def _view(full: str, max_bytes: int) -> _View | None:
         return None
     if b"\0" in raw[:_BINARY_SNIFF]:
         return None
-    key = hashlib.sha256(raw).hexdigest()
+    # redaction depends on the content and on whether it is a config file (unquoted values)
+    key = hashlib.sha256(raw).hexdigest() + (":config" if is_config_path(full) else "")
     with _view_lock:
         if len(_SIG_TO_SHA) > 200_000:
             _SIG_TO_SHA.clear()
@@ -670,7 +671,8 @@ def _view(full: str, max_bytes: int) -> _View | None:
         if hit is not None:
             _VIEW_CACHE.move_to_end(key)
             return hit
-    text, count = redact(raw.decode("utf-8-sig", errors="replace"))  # as the indexer reads it
+    # as the indexer reads and redacts it
+    text, count = redact(raw.decode("utf-8-sig", errors="replace"), full)
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)]
     view = _View(text, lines, count)
     with _view_lock:

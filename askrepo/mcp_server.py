@@ -270,7 +270,7 @@ class Service:
             raise UsageError(f"{path!r} cannot be read ({exc.strerror or exc})") from None
         changed = hashlib.sha256(data).hexdigest() != files[rel].sha
         text = data.decode("utf-8-sig", errors="replace")
-        text, _ = redact(text)  # show what the index holds: secrets stay redacted
+        text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
         return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
 
     @staticmethod
