@@ -845,6 +845,11 @@ def _check_pattern(what: str, value: str) -> None:
         )
     if "\0" in value:
         raise UsageError(f"The {what} contains a NUL byte — remove it")
+    if "\n" in value:
+        raise UsageError(
+            f"The {what} contains a line break; lines are matched one at a time — "
+            "search for one line of it"
+        )
 
 
 def grep(

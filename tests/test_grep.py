@@ -238,6 +238,8 @@ def test_bad_input_is_refused(repo):
         g.grep(repo, files, "foo", path="(")
     with pytest.raises(UsageError, match="limit must be"):
         g.grep(repo, files, "foo", limit=0)
+    with pytest.raises(UsageError, match="line break"):
+        g.grep(repo, files, "def handler(event):\n    return", literal=True)
     # the same text is fine as a literal
     assert g.grep(repo, files, "foo(", literal=True).matches == []
 
