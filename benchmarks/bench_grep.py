@@ -80,6 +80,7 @@ def _run(pkg_parent: Path, root: Path, passes: int, searches: list[dict]) -> lis
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(root), str(passes), json.dumps(searches)],
         env=env,
+        cwd=pkg_parent,  # python -c puts the cwd first on sys.path
         capture_output=True,
         text=True,
         check=True,
