@@ -253,7 +253,7 @@ def search(
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
     from .retriever import Retriever, SearchOptions
-    from .store import worktree_changed
+    from .freshness import worktree_changed
 
     root = default_repo(repo)
     retriever = Retriever.open(root, model=model)

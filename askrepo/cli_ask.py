@@ -64,7 +64,7 @@ def ask(
     from .cli import default_repo, err, out
     from .llm import choose_backend
     from .retriever import Retriever
-    from .store import worktree_changed
+    from .freshness import worktree_changed
 
     root = default_repo(repo)
     retriever = Retriever.open(root)

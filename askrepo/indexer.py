@@ -105,7 +105,7 @@ def index_repo(
     """
     from .chunker import CHUNKER_VERSION
     from .ingest import check_root, git_commit, walk
-    from .store import IndexWriter
+    from .store_writer import IndexWriter
 
     timings: dict[str, float] = {}
     report = progress or (lambda stage, done, total: None)

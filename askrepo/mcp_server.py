@@ -395,7 +395,7 @@ class Service:
     @staticmethod
     def _status(h: RepoHandle) -> dict[str, Any]:
         from .ingest import git_commit
-        from .store import worktree_changed
+        from .freshness import worktree_changed
 
         store = h.store()
         meta = store.meta()

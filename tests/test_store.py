@@ -11,7 +11,9 @@ import pytest
 from askrepo.errors import IndexIncompatibleError, IndexLockedError, NoIndexError, UsageError
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
-from askrepo.store import IndexWriter, open_index, worktree_changed
+from askrepo.freshness import worktree_changed
+from askrepo.store import open_index
+from askrepo.store_writer import IndexWriter
 from tests.fakes import FakeEmbedder
 
 AUTH = '''"""Authentication."""
