@@ -252,8 +252,8 @@ def search(
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
-    from .retriever import Retriever, SearchOptions
     from .freshness import worktree_changed
+    from .retriever import Retriever, SearchOptions
 
     root = default_repo(repo)
     retriever = Retriever.open(root, model=model)

@@ -62,9 +62,9 @@ def ask(
     """
     from .answer import ask as ask_question
     from .cli import default_repo, err, out
+    from .freshness import worktree_changed
     from .llm import choose_backend
     from .retriever import Retriever
-    from .freshness import worktree_changed
 
     root = default_repo(repo)
     retriever = Retriever.open(root)

@@ -44,6 +44,12 @@ def enrich() -> bool:
     return _flag("ASKREPO_ENRICH", True)
 
 
+def enrich_setting() -> bool | None:
+    """ASKREPO_ENRICH as set by the user, or None when it is not set."""
+    raw = os.environ.get("ASKREPO_ENRICH")
+    return None if raw is None or raw.strip() == "" else enrich()
+
+
 def max_file_bytes() -> int:
     raw = os.environ.get("ASKREPO_MAX_FILE_BYTES")
     return int(raw) if raw else DEFAULT_MAX_FILE_BYTES

@@ -394,8 +394,8 @@ class Service:
 
     @staticmethod
     def _status(h: RepoHandle) -> dict[str, Any]:
-        from .ingest import git_commit
         from .freshness import worktree_changed
+        from .ingest import git_commit
 
         store = h.store()
         meta = store.meta()

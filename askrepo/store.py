@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -101,9 +100,10 @@ def chunk_id(chunk: Chunk) -> str:
 
 
 def repo_key(repo: Path) -> str:
+    """``<safe name>-<sha1 of the path's bytes>``: any directory name works, even non-UTF-8."""
     resolved = str(Path(repo).resolve())
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(resolved).name or "root")[:40]
-    return f"{name}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}"
+    return f"{name}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}"
 
 
 def repo_dir(repo: Path) -> Path:
@@ -158,6 +158,7 @@ class IndexMeta:
     table_version: int
     redactions: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    contextual: bool = False  # chunks carry an LLM summary (`askrepo index --contextual`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,7 +166,8 @@ class IndexMeta:
 
 def _read_meta(path: Path) -> tuple[IndexMeta, dict[str, SourceFile]]:
     try:
-        raw = json.loads((path / META_FILE).read_text("utf-8"))
+        # surrogateescape: a repo path that is not valid UTF-8 round-trips byte for byte
+        raw = json.loads((path / META_FILE).read_text("utf-8", errors="surrogateescape"))
         files = {p: SourceFile(path=p, **f) for p, f in raw.pop("files").items()}
         meta = IndexMeta(**raw)
     except FileNotFoundError:
@@ -193,7 +195,7 @@ def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> No
         p: {k: v for k, v in asdict(f).items() if k != "path"} for p, f in sorted(files.items())
     }
     tmp = path / f".{META_FILE}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
         json.dump(data, fh, ensure_ascii=False)
         fh.flush()
         os.fsync(fh.fileno())

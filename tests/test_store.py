@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from askrepo.errors import IndexIncompatibleError, IndexLockedError, NoIndexError, UsageError
+from askrepo.freshness import worktree_changed
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
-from askrepo.freshness import worktree_changed
 from askrepo.store import open_index
 from askrepo.store_writer import IndexWriter
 from tests.fakes import FakeEmbedder
