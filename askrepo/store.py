@@ -2,7 +2,8 @@
 
 Layout under ``$ASKREPO_HOME/indexes/<repo-name>-<hash>/<model_id>/``::
 
-    lance/          LanceDB database; the chunks live in table ``meta.table``
+    lance/          LanceDB database: chunks in table ``meta.table``, their vectors in
+                    ``meta.vectors_table`` (filled by phase 2 of an index run)
     meta.json       the *committed* state: table name + version, manifest of files, model, versions
     lock            flock()ed by the one index run allowed at a time
 
@@ -41,7 +42,7 @@ from .errors import IndexIncompatibleError, NoIndexError
 if TYPE_CHECKING:
     from .mirror import Mirror
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: vectors in their own table (two-phase indexing)
 META_FILE = "meta.json"
 # Old table versions stay readable this long after a newer commit (for searches in flight).
 KEEP_OLD_VERSIONS = _dt.timedelta(minutes=10)
@@ -159,6 +160,14 @@ class IndexMeta:
     redactions: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     contextual: bool = False  # chunks carry an LLM summary (`askrepo index --contextual`)
+    vectors_table: str = ""
+    vectors_version: int = 0
+    embedded_count: int = 0  # chunks with a vector; < chunk_count while phase 2 is pending
+    dirty: list[str] = field(default_factory=list)  # files that differed from HEAD when indexed
+
+    @property
+    def fully_embedded(self) -> bool:
+        return self.embedded_count >= self.chunk_count
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -244,18 +253,29 @@ def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, fl
     return out
 
 
-def _load_mirror(table: Any, meta: IndexMeta) -> Mirror:
-    """Every chunk and vector of the checked-out table version, as a ``Mirror``."""
+def _load_mirror(table: Any, vectors: Any, meta: IndexMeta) -> Mirror:
+    """Every chunk and vector of the checked-out versions, as a ``Mirror``."""
     import numpy as np
 
     from .mirror import Mirror
 
-    count = max(meta.chunk_count, 1)
-    arr = table.search().select(_CHUNK_COLUMNS + ["vector"]).limit(count).to_arrow()
-    vecs = arr.column("vector").combine_chunks()
-    mat = np.asarray(vecs.values, dtype=np.float32).reshape(len(arr), meta.dim)
-    rows = _rows_to_chunks(arr.drop_columns(["vector"]).to_pylist())
-    return Mirror([r[0] for r in rows], [r[1] for r in rows], mat, [r[1].file_class for r in rows])
+    arr = table.search().select(_CHUNK_COLUMNS).limit(max(meta.chunk_count, 1)).to_arrow()
+    rows = _rows_to_chunks(arr.to_pylist())
+    ids = [r[0] for r in rows]
+    position = {cid: i for i, cid in enumerate(ids)}
+    mat = np.zeros((len(ids), meta.dim), dtype=np.float32)
+    embedded = np.zeros(len(ids), dtype=bool)
+    if meta.embedded_count:
+        varr = vectors.search().select(["id", "vector"]).limit(meta.embedded_count).to_arrow()
+        vmat = np.asarray(varr.column("vector").combine_chunks().values, dtype=np.float32).reshape(
+            len(varr), meta.dim
+        )
+        for j, cid in enumerate(varr.column("id").to_pylist()):
+            i = position.get(cid)
+            if i is not None:
+                mat[i] = vmat[j]
+                embedded[i] = True
+    return Mirror(ids, [r[1] for r in rows], mat, [r[1].file_class for r in rows], embedded)
 
 
 def find_index(repo: Path, model: str | None = None) -> Path:
@@ -304,6 +324,7 @@ class IndexStore:
         self.model_id = meta.model_id
         self.model_name = meta.model_name
         self._table = None
+        self._vectors = None
         # An in-memory mirror of the table (vectors, chunks, symbol and call maps), loaded when
         # a second search starts on this store: a one-shot CLI search does not pay for loading
         # it; a long-lived caller (MCP server, eval, ask) gets millisecond lookups.
@@ -320,19 +341,34 @@ class IndexStore:
 
     @property
     def table(self):
+        """The chunks table at the committed version."""
         if self._table is None:
-            lancedb = _lancedb()
-            try:
-                db = lancedb.connect(str(self.path / "lance"))
-                tbl = db.open_table(self._meta.table)
-                tbl.checkout(self._meta.table_version)
-            except Exception as exc:  # lance raises many kinds (ValueError, OSError, RuntimeError)
-                raise IndexIncompatibleError(
-                    f"The index at {self.path} is damaged or incomplete ({exc}) — "
-                    f"run `askrepo index --rebuild {self.repo}`"
-                ) from exc
-            self._table = tbl
+            self._table = self._open_table(self._meta.table, self._meta.table_version)
         return self._table
+
+    @property
+    def vectors(self):
+        """The vectors table at the committed version."""
+        if self._vectors is None:
+            self._vectors = self._open_table(self._meta.vectors_table, self._meta.vectors_version)
+        return self._vectors
+
+    def _open_table(self, name: str, version: int) -> Any:
+        lancedb = _lancedb()
+        try:
+            db = lancedb.connect(str(self.path / "lance"))
+            tbl = db.open_table(name)
+            tbl.checkout(version)
+        except Exception as exc:  # lance raises many kinds (ValueError, OSError, RuntimeError)
+            raise IndexIncompatibleError(
+                f"The index at {self.path} is damaged or incomplete ({exc}) — "
+                f"run `askrepo index --rebuild {self.repo}`"
+            ) from exc
+        return tbl
+
+    def embedding_progress(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks): equal once phase 2 of indexing has finished."""
+        return self._meta.embedded_count, self._meta.chunk_count
 
     def warm(self) -> None:
         """Import LanceDB and open the table now (e.g. in a thread while a model loads).
@@ -353,9 +389,11 @@ class IndexStore:
             return False
         _check_compatible(meta, self.path)
         self._stamp = stamp
-        if (meta.table, meta.table_version) == (self._meta.table, self._meta.table_version):
+        old = (self._meta.table, self._meta.table_version, self._meta.vectors_version)
+        if (meta.table, meta.table_version, meta.vectors_version) == old:
+            self._meta, self._files = meta, files
             return False
-        self._meta, self._files, self._table = meta, files, None
+        self._meta, self._files, self._table, self._vectors = meta, files, None, None
         self._matrix = None
         return True
 
@@ -372,8 +410,12 @@ class IndexStore:
     def dense(
         self, vector: Sequence[float], n: int, classes: Iterable[str] | None = None
     ) -> list[tuple[str, Chunk, float]]:
-        """Nearest chunks by cosine similarity (score = 1 - distance), best first."""
-        if n <= 0 or self._meta.chunk_count == 0:
+        """Nearest chunks by cosine similarity (score = 1 - distance), best first.
+
+        Only chunks that have a vector take part: while phase 2 of an index run is pending
+        (``embedding_progress``), the rest are found by full-text and symbol search only.
+        """
+        if n <= 0 or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
             return []
         mirror = self._mirror_ready()
         if mirror is not None:
@@ -381,12 +423,25 @@ class IndexStore:
         vec = [float(x) for x in vector]
         flt = _classes_filter(classes)
 
-        def make(tbl):
-            q = tbl.search(vec, vector_column_name="vector").metric("cosine")
-            q = q.select(_CHUNK_COLUMNS).limit(n)
-            return q.where(flt, prefilter=True) if flt else q
+        def run() -> list[tuple[str, Chunk, float]]:
+            q = self.vectors.search(vec, vector_column_name="vector").metric("cosine")
+            q = q.select(["id"]).limit(n)
+            if flt:
+                q = q.where(flt, prefilter=True)
+            found = [(r["id"], 1.0 - float(r["_distance"])) for r in q.to_list()]
+            if not found:
+                return []
+            cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
+            rows = self.table.search().where(cond).select(_CHUNK_COLUMNS).limit(len(found))
+            by_id = {cid: chunk for cid, chunk, _ in _rows_to_chunks(rows.to_list())}
+            return [(cid, by_id[cid], sc) for cid, sc in found if cid in by_id]
 
-        return self._run(make)
+        try:
+            return run()
+        except Exception:
+            if not self.refresh():
+                raise
+            return run()
 
     def start_search(self) -> None:
         """Called by each search; from the second one on, queries use the in-memory mirror."""
@@ -396,7 +451,7 @@ class IndexStore:
         """The in-memory mirror, once a second search has started (see ``__init__``)."""
         if self._matrix is None and self._searches >= 2:
             try:
-                self._matrix = _load_mirror(self.table, self._meta)
+                self._matrix = _load_mirror(self.table, self.vectors, self._meta)
             except Exception:
                 self._matrix = None
         return self._matrix

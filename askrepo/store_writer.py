@@ -2,6 +2,12 @@
 
 See ``askrepo.store`` for the layout and the crash-safety model; this module holds the one
 writer allowed at a time (``_Lock``) and ``IndexWriter``.
+
+An index is two LanceDB tables: ``chunks_*`` (text, metadata and the full-text column) and
+``vectors_*`` (chunk id, path, file class, vector). Phase 1 of a run writes the chunks and
+commits: the index is searchable (full-text, symbols, grep) from then on. Phase 2 appends
+vectors in batches and commits after each one, so a killed run loses at most one batch and
+the next run embeds only the chunks that still have no vector (``pending``).
 """
 
 from __future__ import annotations
@@ -86,9 +92,11 @@ class IndexWriter:
         self.rebuild_reason: str | None = None
         self._db = None
         self._tbl = None
+        self._vec = None
         self._new_table = False
-        self._old_table: str | None = None
-        self._pending_delete: set[str] = set()
+        self._old_tables: list[str] = []
+        self._meta: IndexMeta | None = None
+        self._files: dict[str, SourceFile] = {}
 
     def __enter__(self) -> IndexWriter:
         self._lock.__enter__()
@@ -118,23 +126,27 @@ class IndexWriter:
         if meta is not None and not self.rebuild and not self.rebuild_reason:
             try:
                 tbl = self._db.open_table(meta.table)
+                vec = self._db.open_table(meta.vectors_table)
+                # A previous run died after writing: go back to what was committed.
                 if tbl.version != meta.table_version:
-                    # A previous run died after writing; go back to what was committed.
                     tbl.restore(meta.table_version)
-                self._tbl = tbl
+                if vec.version != meta.vectors_version:
+                    vec.restore(meta.vectors_version)
+                self._tbl, self._vec = tbl, vec
                 return
             except Exception as exc:  # damaged table: fall back to a fresh build
                 self.rebuild_reason = f"previous index unreadable ({exc.__class__.__name__})"
         if meta is not None:
-            self._old_table = meta.table
+            self._old_tables = [t for t in (meta.table, meta.vectors_table) if t]
         self.previous = {}
-        self._tbl = self._create_table()
+        self.previous_meta = None
+        self._tbl, self._vec = self._create_tables()
         self._new_table = True
 
-    def _create_table(self):
+    def _create_tables(self) -> tuple[Any, Any]:
         import pyarrow as pa
 
-        schema = pa.schema(
+        chunks = pa.schema(
             [
                 pa.field("id", pa.string()),
                 pa.field("path", pa.string()),
@@ -150,27 +162,37 @@ class IndexWriter:
                 pa.field("file_sha", pa.string()),
                 pa.field("context", pa.string()),
                 pa.field("fts", pa.string()),
+            ]
+        )
+        vectors = pa.schema(
+            [
+                pa.field("id", pa.string()),
+                pa.field("path", pa.string()),
+                pa.field("file_class", pa.string()),
                 pa.field("vector", pa.list_(pa.float32(), self.dim)),
             ]
         )
-        name = f"chunks_{int(time.time() * 1000)}_{os.getpid()}"
-        return self._db.create_table(name, schema=schema, mode="overwrite")
+        stamp = f"{int(time.time() * 1000)}_{os.getpid()}"
+        return (
+            self._db.create_table(f"chunks_{stamp}", schema=chunks, mode="overwrite"),
+            self._db.create_table(f"vectors_{stamp}", schema=vectors, mode="overwrite"),
+        )
 
     # -- changes ------------------------------------------------------------------------------
     def delete_paths(self, paths: Iterable[str]) -> None:
-        """Remove every chunk of these files (applied in batches)."""
+        """Remove every chunk (and vector) of these files (applied in batches)."""
         batch = sorted(set(paths))
         for i in range(0, len(batch), 200):
-            part = batch[i : i + 200]
-            self._tbl.delete("path IN (" + ", ".join(_sql_str(p) for p in part) + ")")
+            cond = "path IN (" + ", ".join(_sql_str(p) for p in batch[i : i + 200]) + ")"
+            self._tbl.delete(cond)
+            self._vec.delete(cond)
 
-    def add(self, chunks: Sequence[Chunk], vectors: Any, fts_texts: Sequence[str]) -> None:
-        import numpy as np
+    def add(self, chunks: Sequence[Chunk], fts_texts: Sequence[str]) -> None:
+        """Add chunks without vectors (phase 1); ``add_vectors`` adds those later."""
         import pyarrow as pa
 
         if not chunks:
             return
-        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
         cols = {
             "id": [chunk_id(c) for c in chunks],
             "path": [c.path for c in chunks],
@@ -188,15 +210,56 @@ class IndexWriter:
             "fts": list(fts_texts),
         }
         arrays = [pa.array(v, type=self._tbl.schema.field(k).type) for k, v in cols.items()]
-        flat = pa.array(vecs.reshape(-1), type=pa.float32())
-        arrays.append(pa.FixedSizeListArray.from_arrays(flat, self.dim))
         self._tbl.add(pa.Table.from_arrays(arrays, schema=self._tbl.schema))
+
+    def add_vectors(self, chunks: Sequence[Chunk], vectors: Any) -> None:
+        """Store the vectors of chunks already added (phase 2)."""
+        import numpy as np
+        import pyarrow as pa
+
+        if not chunks:
+            return
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
+        schema = self._vec.schema
+        flat = pa.array(vecs.reshape(-1), type=pa.float32())
+        arrays = [
+            pa.array([chunk_id(c) for c in chunks], type=pa.string()),
+            pa.array([c.path for c in chunks], type=pa.string()),
+            pa.array([c.file_class for c in chunks], type=pa.string()),
+            pa.FixedSizeListArray.from_arrays(flat, self.dim),
+        ]
+        self._vec.add(pa.Table.from_arrays(arrays, schema=schema))
+
+    def pending(self) -> list[Chunk]:
+        """Chunks that have no vector yet, in table order."""
+        from .store import _CHUNK_COLUMNS, _rows_to_chunks
+
+        have = set(self._ids(self._vec))
+        n = self._tbl.count_rows()
+        if n == 0 or len(have) >= n and set(self._ids(self._tbl)) <= have:
+            return []
+        arr = self._tbl.search().select(_CHUNK_COLUMNS).limit(n).to_arrow()
+        ids = arr.column("id").to_pylist()
+        want = [i for i, cid in enumerate(ids) if cid not in have]
+        if not want:
+            return []
+        rows = arr.take(want).to_pylist()
+        return [c for _, c, _ in _rows_to_chunks(rows)]
+
+    @staticmethod
+    def _ids(tbl: Any) -> list[str]:
+        n = tbl.count_rows()
+        if n == 0:
+            return []
+        return tbl.search().select(["id"]).limit(n).to_arrow().column("id").to_pylist()
 
     def finish_fts(self) -> None:
         """(Re)build the full-text index over the whole table.
 
         A full rebuild rather than ``optimize()``: LanceDB's optimize also deletes old table
-        versions, which must not happen before the new state is committed.
+        versions, which must not happen before the new state is committed. Rows added after
+        the last build are still found (LanceDB scans unindexed rows), so a small change can
+        skip this and leave it to the next ``tidy``.
         """
         from lancedb.index import FTS
 
@@ -214,6 +277,9 @@ class IndexWriter:
     def count(self) -> int:
         return self._tbl.count_rows()
 
+    def embedded_count(self) -> int:
+        return self._vec.count_rows()
+
     def column(self, name: str) -> list[Any]:
         """All values of one column (small columns only: language, path, ...)."""
         rows = self._tbl.search().select([name]).limit(max(self.count(), 1)).to_arrow()
@@ -228,6 +294,8 @@ class IndexWriter:
         enrich: bool,
         redactions: int,
         skipped: dict[str, int],
+        contextual: bool = False,
+        dirty: Sequence[str] = (),
         tidy: bool = True,
     ) -> IndexMeta:
         """Atomically publish this run's state; then (``tidy``) compact and drop old versions."""
@@ -247,28 +315,52 @@ class IndexWriter:
             table_version=self._tbl.version,
             redactions=redactions,
             skipped=dict(skipped),
+            contextual=contextual,
+            vectors_table=self._vec.name,
+            vectors_version=self._vec.version,
+            embedded_count=self._vec.count_rows(),
+            dirty=sorted(dirty),
         )
         _write_meta(self.path, meta, files)
-        # Committed. Now tidy up: compact fragments and drop versions/tables no reader needs.
-        # Readers that still hold an old version re-read meta.json and retry (IndexStore._run).
-        if not tidy:
-            return meta
-        with contextlib.suppress(Exception):
-            self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
-            if self._tbl.version != meta.table_version:
-                meta.table_version = self._tbl.version
-                _write_meta(self.path, meta, files)
-        if self._old_table and self._old_table != self._tbl.name:
-            with contextlib.suppress(Exception):
-                self._db.drop_table(self._old_table)
-        self._drop_stray_tables(keep=self._tbl.name)
+        self._meta, self._files = meta, files
+        if tidy:
+            self.tidy()
         return meta
 
-    def _drop_stray_tables(self, keep: str) -> None:
+    def commit_vectors(self) -> IndexMeta:
+        """Publish the vectors added since the last commit (phase 2); nothing else changes."""
+        assert self._meta is not None, "commit() first"
+        self._meta.vectors_version = self._vec.version
+        self._meta.embedded_count = self._vec.count_rows()
+        _write_meta(self.path, self._meta, self._files)
+        return self._meta
+
+    def tidy(self) -> None:
+        """After a commit: compact fragments, drop versions and tables no reader needs.
+
+        Readers that still hold an old version re-read meta.json and retry (IndexStore._run).
+        """
+        meta = self._meta
+        if meta is None:
+            return
+        with contextlib.suppress(Exception):
+            self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+            self._vec.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+            if (self._tbl.version, self._vec.version) != (meta.table_version, meta.vectors_version):
+                meta.table_version = self._tbl.version
+                meta.vectors_version = self._vec.version
+                _write_meta(self.path, meta, self._files)
+        for old in self._old_tables:
+            if old not in (self._tbl.name, self._vec.name):
+                with contextlib.suppress(Exception):
+                    self._db.drop_table(old)
+        self._drop_stray_tables(keep={self._tbl.name, self._vec.name})
+
+    def _drop_stray_tables(self, keep: set[str]) -> None:
         """Remove tables of rebuilds that died before committing."""
         with contextlib.suppress(Exception):
-            for name in self._table_names():
-                if name != keep and name.startswith("chunks_"):
+            for name in list(self._table_names()):
+                if name not in keep and name.startswith(("chunks_", "vectors_")):
                     self._db.drop_table(name)
 
     def _table_names(self) -> Iterator[str]:
