@@ -400,5 +400,5 @@ class _LazyEmbedder:
             self._timings["load_model"] = time.perf_counter() - t
         return self._model
 
-    def embed_documents(self, texts: list[str]) -> Any:
-        return self.load().embed_documents(texts)
+    def embed_documents(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> Any:
+        return self.load().embed_documents(texts, batch_size=batch_size)
