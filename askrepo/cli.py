@@ -478,6 +478,9 @@ def _register_optional() -> None:
     from .cli_status import status_cmd
 
     app.command("status")(friendly(status_cmd))
+    from .cli_watch import watch_cmd
+
+    app.command("watch")(friendly(watch_cmd))
 
 
 _register_optional()
