@@ -70,6 +70,32 @@ def parse_porcelain(out: bytes) -> list[str]:
     return paths
 
 
+# fields before the path in `git status --porcelain=v2` entries (see git-status(1))
+_V2_FIELDS = {b"1": 8, b"2": 9, b"u": 10}
+
+
+def parse_porcelain_v2(out: bytes) -> tuple[str | None, list[str]]:
+    """(HEAD commit or None, paths) from ``git status --porcelain=v2 -z --branch
+    --no-renames`` output: one git call gives both."""
+    head: str | None = None
+    paths = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        kind = entry[:1]
+        if kind == b"#":
+            if entry.startswith(b"# branch.oid "):
+                oid = entry[len(b"# branch.oid ") :].decode("ascii", "replace").strip()
+                head = oid if oid != "(initial)" else None
+        elif kind in (b"?", b"!"):
+            paths.append(os.fsdecode(entry[2:]))
+        elif kind in _V2_FIELDS:
+            parts = entry.split(b" ", _V2_FIELDS[kind])
+            if len(parts) > _V2_FIELDS[kind]:
+                paths.append(os.fsdecode(parts[-1]))
+    return head, paths
+
+
 def same_stat(old: SourceFile, st: os.stat_result) -> bool:
     """Whether a file's stat matches what was recorded when it was indexed."""
     return bool(old.mtime_ns) and (old.size, old.mtime_ns, old.inode) == (
@@ -124,6 +150,19 @@ def worktree_changed(store: Any) -> bool:
     return check_store(store).stale
 
 
+_PREFIX: dict[str, str | None] = {}  # repo -> its path inside the work tree (does not change)
+
+
+def _prefix(repo: Path) -> str | None:
+    key = str(repo)
+    if key not in _PREFIX:
+        from .ingest import _git
+
+        out = _git(repo, "rev-parse", "--show-prefix")
+        _PREFIX[key] = None if out is None else os.fsdecode(out).strip()
+    return _PREFIX[key]
+
+
 def git_state(repo: Path) -> tuple[str | None, str | None]:
     """(HEAD commit or None, the repo's path prefix inside its work tree), or (None, None)."""
     from .ingest import _git
@@ -148,22 +187,27 @@ def dirty_paths(repo: Path) -> list[str] | None:
 
 
 def _status(repo: Path, prefix: str) -> list[str] | None:
+    got = _status_v2(repo)
+    return None if got is None else _strip(got[1], prefix)
+
+
+def _status_v2(repo: Path) -> tuple[str | None, list[str]] | None:
+    """One ``git status`` call: (HEAD, paths relative to the work tree top), or None."""
     from .ingest import _git
 
     out = _git(
         repo,
         "status",
-        "--porcelain=v1",
+        "--porcelain=v2",
         "-z",
+        "--branch",
         "--no-renames",
         "--untracked-files=all",
         "--ignore-submodules=all",
         "--",
         ".",
     )
-    if out is None:
-        return None
-    return _strip(parse_porcelain(out), prefix)
+    return None if out is None else parse_porcelain_v2(out)
 
 
 def _strip(paths: Iterable[str], prefix: str) -> list[str]:
@@ -173,13 +217,12 @@ def _strip(paths: Iterable[str], prefix: str) -> list[str]:
 def _check_git(repo: Path, meta: Any, files: Mapping[str, SourceFile]) -> Freshness | None:
     from .ingest import _git, inspect_paths
 
-    head, prefix = git_state(repo)
-    if head is None or prefix is None:
+    prefix = _prefix(repo)
+    got = _status_v2(repo) if prefix is not None else None
+    if got is None or got[0] is None:
         return None  # no longer a git work tree (or no commit): use the stat check
-    status = _status(repo, prefix)
-    if status is None:
-        return None
-    candidates = set(status) | set(meta.dirty)
+    head, listed = got
+    candidates = set(_strip(listed, prefix)) | set(meta.dirty)
     if head != meta.commit:
         out = _git(repo, "diff", "--name-only", "-z", "--no-renames", meta.commit, head, "--", ".")
         if out is None:  # the indexed commit is gone (gc'd after a rebase): compare everything

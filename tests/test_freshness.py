@@ -10,7 +10,13 @@ from types import SimpleNamespace as NS
 import pytest
 
 from askrepo.datatypes import SourceFile
-from askrepo.freshness import check_store, compare, parse_porcelain, same_stat
+from askrepo.freshness import (
+    check_store,
+    compare,
+    parse_porcelain,
+    parse_porcelain_v2,
+    same_stat,
+)
 from askrepo.indexer import index_repo
 from askrepo.store import open_index
 from tests.fakes import FakeEmbedder
@@ -167,6 +173,15 @@ def test_outside_git_stat_cache(tmp_path):
 def test_pure_helpers():
     out = b" M pkg/a.py\0?? new file.py\0D  gone.py\0"
     assert parse_porcelain(out) == ["pkg/a.py", "new file.py", "gone.py"]
+    sha = "a" * 40
+    v2 = (
+        f"# branch.oid {sha}\0# branch.head main\0"
+        "1 .M N... 100644 100644 100644 1234567 1234567 pkg/with space.py\0"
+        "u UU N... 100644 100644 100644 100644 1 2 3 conflict.py\0"
+        "? new.py\0"
+    ).encode()
+    assert parse_porcelain_v2(v2) == (sha, ["pkg/with space.py", "conflict.py", "new.py"])
+    assert parse_porcelain_v2(b"# branch.oid (initial)\0? a\0") == (None, ["a"])
     a = SourceFile("a", None, "code", 3, "s1", mtime_ns=5, inode=7)
     st = NS(st_size=3, st_mtime_ns=5, st_ino=7)
     assert same_stat(a, st)
