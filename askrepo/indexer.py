@@ -295,7 +295,7 @@ def index_repo(
         meta = w._meta
         if changed or embedded:
             t = time.perf_counter()
-            w.tidy()
+            w.tidy(chunks=changed)
             timings["store"] += time.perf_counter() - t
         by_lang = _chunks_by_language(w)
 

@@ -52,6 +52,14 @@ class Mirror:
             for callee in dict.fromkeys(c.calls):
                 self.by_callee.setdefault(callee, []).append(i)
 
+    def set_vectors(self, rows: Any, vectors: Any) -> None:
+        """Store (unit-normalised) vectors for these row positions."""
+        import numpy as np
+
+        vecs = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        self.matrix[rows] = vecs / np.where(norms == 0, 1.0, norms)
+
     def class_mask(self, classes: Iterable[str]) -> Any:
         import numpy as np
 

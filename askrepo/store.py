@@ -262,20 +262,31 @@ def _load_mirror(table: Any, vectors: Any, meta: IndexMeta) -> Mirror:
     arr = table.search().select(_CHUNK_COLUMNS).limit(max(meta.chunk_count, 1)).to_arrow()
     rows = _rows_to_chunks(arr.to_pylist())
     ids = [r[0] for r in rows]
-    position = {cid: i for i, cid in enumerate(ids)}
     mat = np.zeros((len(ids), meta.dim), dtype=np.float32)
-    embedded = np.zeros(len(ids), dtype=bool)
+    mirror = Mirror(ids, [r[1] for r in rows], mat, [r[1].file_class for r in rows], None)
+    _load_vectors(mirror, vectors, meta)
+    return mirror
+
+
+def _load_vectors(mirror: Mirror, vectors: Any, meta: IndexMeta) -> None:
+    """Put the committed vectors into ``mirror`` (again, after phase 2 committed more)."""
+    import numpy as np
+
+    embedded = np.zeros(len(mirror.ids), dtype=bool)
     if meta.embedded_count:
         varr = vectors.search().select(["id", "vector"]).limit(meta.embedded_count).to_arrow()
-        vmat = np.asarray(varr.column("vector").combine_chunks().values, dtype=np.float32).reshape(
-            len(varr), meta.dim
-        )
+        vmat = np.asarray(varr.column("vector").combine_chunks().values, dtype=np.float32)
+        vmat = vmat.reshape(len(varr), meta.dim)
+        rows, found = [], []
         for j, cid in enumerate(varr.column("id").to_pylist()):
-            i = position.get(cid)
+            i = mirror.position.get(cid)
             if i is not None:
-                mat[i] = vmat[j]
-                embedded[i] = True
-    return Mirror(ids, [r[1] for r in rows], mat, [r[1].file_class for r in rows], embedded)
+                rows.append(i)
+                found.append(j)
+        if rows:
+            mirror.set_vectors(np.asarray(rows), vmat[np.asarray(found)])
+            embedded[rows] = True
+    mirror.embedded = embedded
 
 
 def find_index(repo: Path, model: str | None = None) -> Path:
@@ -330,6 +341,7 @@ class IndexStore:
         # it; a long-lived caller (MCP server, eval, ask) gets millisecond lookups.
         self._matrix: Mirror | None = None
         self._searches = 0
+        self._vectors_changed = False
         self._stamp = _meta_stamp(path)
 
     # -- metadata ---------------------------------------------------------------------------
@@ -393,8 +405,13 @@ class IndexStore:
         if (meta.table, meta.table_version, meta.vectors_version) == old:
             self._meta, self._files = meta, files
             return False
-        self._meta, self._files, self._table, self._vectors = meta, files, None, None
-        self._matrix = None
+        same_chunks = (meta.table, meta.table_version) == old[:2]
+        self._meta, self._files, self._vectors = meta, files, None
+        if same_chunks and self._matrix is not None:
+            # phase 2 committed more vectors: the mirror keeps its chunks, reloads vectors only
+            self._vectors_changed = True
+        else:
+            self._table, self._matrix = None, None
         return True
 
     def _run(self, make_query) -> list[tuple[str, Chunk, float]]:
@@ -449,9 +466,16 @@ class IndexStore:
 
     def _mirror_ready(self) -> Mirror | None:
         """The in-memory mirror, once a second search has started (see ``__init__``)."""
+        if self._matrix is not None and self._vectors_changed:
+            try:
+                _load_vectors(self._matrix, self.vectors, self._meta)
+                self._vectors_changed = False
+            except Exception:
+                self._matrix = None
         if self._matrix is None and self._searches >= 2:
             try:
                 self._matrix = _load_mirror(self.table, self.vectors, self._meta)
+                self._vectors_changed = False
             except Exception:
                 self._matrix = None
         return self._matrix

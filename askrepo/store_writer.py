@@ -335,16 +335,19 @@ class IndexWriter:
         _write_meta(self.path, self._meta, self._files)
         return self._meta
 
-    def tidy(self) -> None:
+    def tidy(self, chunks: bool = True) -> None:
         """After a commit: compact fragments, drop versions and tables no reader needs.
 
-        Readers that still hold an old version re-read meta.json and retry (IndexStore._run).
+        ``chunks=False``: only phase 2 wrote (vectors); the chunks table is left as it is, so
+        readers keep their in-memory copy of it. Readers that still hold an old version
+        re-read meta.json and retry (IndexStore._run).
         """
         meta = self._meta
         if meta is None:
             return
         with contextlib.suppress(Exception):
-            self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+            if chunks:
+                self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
             self._vec.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
             if (self._tbl.version, self._vec.version) != (meta.table_version, meta.vectors_version):
                 meta.table_version = self._tbl.version

@@ -174,3 +174,21 @@ def test_embed_batches_bucket_by_length_and_cover_everything():
         (9,),
     ]
     assert embed_batches(texts, 3) == batches  # deterministic
+
+
+def test_long_lived_reader_keeps_its_chunks_while_phase_2_adds_vectors(repo):
+    """A server's in-memory copy survives phase-2 commits: only vectors are reloaded."""
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb, embed=False)
+    store = open_index(repo)
+    r = Retriever(store, emb)
+    for _ in range(2):  # the second search loads the in-memory mirror
+        res = r.search("authenticate_user", SearchOptions(k=3))
+    assert res.dense_partial and all(h.sources["dense"] is None for h in res.hits)
+    mirror = store._matrix
+    assert mirror is not None and not mirror.embedded.any()
+    index_repo(repo, embedder=emb)  # phase 2 only: vectors for every chunk
+    res = r.search("authenticate user password", SearchOptions(k=3, mode="dense"))
+    assert store._matrix is mirror and mirror.embedded.all()
+    assert res.hits and not res.dense_partial
+    assert res.hits[0].symbol == "authenticate_user"
