@@ -23,7 +23,7 @@ from .errors import IndexIncompatibleError, UsageError
 Progress = Callable[[str, int, int], None]
 
 STORE_BATCH = 2_000  # chunks per table write in phase 1
-EMBED_BATCH = 256  # chunks per vector write + commit in phase 2
+EMBED_BATCH = 128  # chunks per vector write + commit in phase 2
 ENCODE_BATCH = 32  # texts per model call
 FTS_REBUILD_MIN = 200  # fewer added chunks: no full-text rebuild before the commit
 

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's askrepo, also for the in-process part
 QUERY = "how are database migrations applied"
 
 
@@ -152,12 +153,13 @@ def throughput(corpus: Path, sample: int, rounds: int = 2) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", action="append", required=True)
+    ap.add_argument("--skip-phases", action="store_true")
     ap.add_argument("--embed-seconds", type=float, default=60)
     ap.add_argument("--sample", type=int, default=512)
     ap.add_argument("--skip-throughput", action="store_true")
     args = ap.parse_args()
     print(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus", flush=True)
-    for c in args.corpus:
+    for c in [] if args.skip_phases else args.corpus:
         print(json.dumps(phases(Path(c), args.embed_seconds)), flush=True)
     if not args.skip_throughput:
         print(json.dumps(throughput(Path(args.corpus[0]), args.sample)), flush=True)
