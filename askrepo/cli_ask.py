@@ -58,6 +58,14 @@ def ask(
             "--verbose", "-v", help="Also list retrieved snippets the answer did not cite."
         ),
     ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Re-index changed files first when there are few (ASKREPO_REFRESH_MAX_FILES, "
+            "default 20). ASKREPO_AUTO_REFRESH=1 always does.",
+        ),
+    ] = False,
 ) -> None:
     """Answer QUESTION from the indexed code, citing exact path:start-end ranges.
 
@@ -65,19 +73,21 @@ def ask(
     without asking the model.
     """
     from .answer import ask as ask_question
-    from .cli import default_repo, err, out
+    from .cli import default_repo, err, freshen, out, stale_note
+    from .freshness import check_store
     from .llm import choose_backend
     from .retriever import Retriever
-    from .store import worktree_changed
 
     multi = repo is not None and len(repo) > 1
     root = default_repo(repo[0] if repo else None)
+    fresh = None
     if multi:  # several repositories: askrepo.multirepo (see cli_multi)
         from .cli_multi import ask_retriever
 
         retriever = ask_retriever(repo)
     else:
         retriever = Retriever.open(root)
+        fresh = freshen(retriever, check_store(retriever.store), refresh)
     llm = choose_backend(backend, model)
     note = getattr(llm, "note", None)
 
@@ -94,7 +104,8 @@ def ask(
 
             print(json.dumps(with_repos(answer, retriever), ensure_ascii=False))
             return
-        print(json.dumps(answer.to_dict(), ensure_ascii=False))
+        stale_note(fresh, root)
+        print(json.dumps({**answer.to_dict(), **fresh.to_dict()}, ensure_ascii=False))
         return
     if out.is_terminal:
         with _LiveAnswer(out, llm) as live:
@@ -107,12 +118,7 @@ def ask(
         _render(out, absolute_paths(answer, retriever), Path("/"), llm, verbose=verbose)
         return
     _render(out, answer, retriever.store.repo, llm, verbose=verbose)
-    if worktree_changed(retriever.store):
-        err.print(
-            f"[yellow]note:[/] the working tree changed since it was indexed — "
-            f"run `askrepo index {root}` to refresh",
-            highlight=False,
-        )
+    stale_note(fresh, root)
 
 
 class _LiveAnswer:
