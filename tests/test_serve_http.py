@@ -82,7 +82,8 @@ def test_repos_and_status(local, env):
     st = httpx.get(f"{local}/api/status", params={"repo": "ledger"}, timeout=60).json()["repos"]
     assert len(st) == 1 and st[0]["name"] == "ledger"
     assert st[0]["file_count"] == 2 and st[0]["commit"] and st[0]["stale"] is False
-    assert "embedded_share" in st[0]
+    assert st[0]["embedded_share"] == 1.0  # every chunk has its vector once indexing is done
+    assert st[0]["chunk_count"] == repos["ledger"]["chunks"]
 
 
 def test_search_all_repos_fused_and_filtered(local, env):
