@@ -392,9 +392,13 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_plan import plan
+    from .cli_verify import verify
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    app.command("plan")(friendly(plan))
+    app.command("verify")(friendly(verify))
 
 
 _register_optional()
