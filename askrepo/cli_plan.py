@@ -122,8 +122,14 @@ def render(console: Any, result: Any, root: Path) -> None:
     console.print(Text(head, style="bold"))
     if result.prose:
         console.print()
+        console.print(
+            Text(
+                f"Written by {result.backend} · {result.model} from the evidence below "
+                "(check it against the evidence):",
+                style="dim",
+            )
+        )
         console.print(Markdown(result.prose))
-        console.print(Text(f"— {result.backend} · {result.model}", style="dim"))
     console.print()
     if not result.files:
         for n in result.notes:

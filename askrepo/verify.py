@@ -28,7 +28,7 @@ from .lines import span_hash, split_lines
 
 VALID, MOVED, CHANGED, GONE = "valid", "moved", "changed", "gone"
 MAX_OTHER_FILES = 200  # files changed/added since the commit searched for moved lines
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 2 * 1024 * 1024  # other files larger than this are not searched
 MAX_PLACES = 20
 
 _CITATION = re.compile(
@@ -198,11 +198,12 @@ def lines_at_commit(root: Path, sha: str, path: str) -> list[str]:
     return split_lines(decode(blob))
 
 
-def _read_lines(full: Path) -> list[str] | None:
+def _read_lines(full: Path, max_bytes: int | None = None) -> list[str] | None:
+    """The file's lines, or None when it is not a readable regular file (or over max_bytes)."""
     from .ingest import decode
 
     try:
-        if not full.is_file() or full.stat().st_size > MAX_FILE_BYTES:
+        if not full.is_file() or (max_bytes is not None and full.stat().st_size > max_bytes):
             return None
         return split_lines(decode(full.read_bytes()))
     except OSError:
@@ -328,7 +329,7 @@ def verify_citation(
                 continue
             if allowed is not None and other not in allowed and other != renamed:
                 continue
-            lines = _read_lines(other_full)
+            lines = _read_lines(other_full, MAX_FILE_BYTES)
             for r in find_runs(lines or [], reference):
                 places.append(Place(other, r, r + n - 1))
             if len(places) >= MAX_PLACES:
