@@ -532,8 +532,10 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_plan import plan
     from .cli_serve import serve
     from .cli_token import token_app
+    from .cli_verify import verify
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
@@ -545,6 +547,8 @@ def _register_optional() -> None:
     from .cli_watch import watch_cmd
 
     app.command("watch")(friendly(watch_cmd))
+    app.command("plan")(friendly(plan))
+    app.command("verify")(friendly(verify))
 
 
 _register_optional()

@@ -46,6 +46,8 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
 - get_file_context / read_file: numbered source lines (<= 400 lines per call).
 - list_files, index_status: what is indexed, and whether the index is stale.
+- verify_citation: does a path:start-end[@commit] citation still hold (valid/moved/changed/gone)?
+- plan_change: files/functions a change touches, with evidence, callers that may break, tests.
 """
 
 
@@ -450,6 +452,39 @@ class Service:
         )
         return out
 
+    def verify_citation(
+        self, citation: str, hash: str | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .verify import verify_citation
+
+        _limit_str("citation", citation)
+        _limit_str("hash", hash, 100)
+        h = self.pick(repo)
+        store = h.store()
+        res = verify_citation(
+            h.root,
+            citation,
+            expected_hash=hash,
+            default_commit=store.meta().commit,
+            allowed=set(store.files()),
+        )
+        out = {"repo": str(h.root), "indexed_commit": store.meta().commit}
+        out.update(res.to_dict())
+        return out
+
+    def plan_change(
+        self, request: str, max_files: int = 6, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .plan import plan_change
+
+        _limit_str("request", request, MAX_QUERY_CHARS)
+        max_files = _clamp("max_files", max_files, 1, 20)
+        h = self.pick(repo)
+        retriever = h.retriever()
+        with h._lock:  # the embedding model is shared; one query at a time per repo
+            plan = plan_change(request, retriever, max_files=max_files)
+        return plan.to_dict()
+
     def index_status(self, repo: str | None = None) -> dict[str, Any]:
         if repo is None and len(self.repos) > 1:
             return {"repos": [self._status(h) for h in self.repos]}
@@ -490,6 +525,8 @@ TOOL_NAMES = (
     "read_file",
     "list_files",
     "index_status",
+    "verify_citation",
+    "plan_change",
 )
 
 
@@ -574,6 +611,19 @@ _DESCRIPTIONS = {
         "The index of a repo: commit, model, chunk and file counts, `embedded: N / M chunks` "
         "(semantic search covers the embedded part; full-text covers all), when it was built, "
         "and `stale` with the number of changed files since." + _REPO
+    ),
+    "verify_citation": (
+        "Whether a citation 'path:start-end[@commit]' still holds in the working tree: status "
+        "valid | moved (moved_to gives the new path:lines) | changed | gone. The cited lines are "
+        "read from @commit with git (default: the indexed commit); `hash` (from an answer's "
+        "citation) may replace the commit. Returns hashes and line numbers, no code." + _REPO
+    ),
+    "plan_change": (
+        "Plan a code change ('add a --color option to echo'): the files and functions it "
+        "touches, ranked, each with path, start_line..end_line and why (defines X / named in "
+        "the request / calls X), the callers that may break (may_break) and the tests that "
+        "exercise them (tests). Deterministic, from search plus the index's call edges; "
+        "max_files (default 6) caps the files." + _REPO
     ),
 }
 

@@ -36,6 +36,8 @@ TOOLS = {
     "read_file",
     "list_files",
     "index_status",
+    "verify_citation",
+    "plan_change",
 }
 
 
