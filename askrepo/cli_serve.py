@@ -29,7 +29,8 @@ def serve(
         typer.Option("--require-token", help="Ask for a token on loopback too."),
     ] = False,
     backend: Annotated[
-        str, typer.Option(help="`ask` backend: auto | ollama | openai | embedded (ASKREPO_BACKEND).")
+        str,
+        typer.Option(help="`ask` backend: auto | ollama | openai | embedded (ASKREPO_BACKEND)."),
     ] = "auto",
     llm: Annotated[
         str | None, typer.Option("--llm", help="Ollama model or .gguf path for `ask`.")
