@@ -109,16 +109,10 @@ def static_matrix(
 def pool(matrix: np.ndarray, ids: Sequence[Sequence[int]]) -> np.ndarray:
     """L2-normalised sum of the rows of ``matrix`` for each id list; a zero row if it is empty
     (or all its tokens have zero rows)."""
-    n, dim = len(ids), matrix.shape[1]
-    out = np.zeros((n, dim), dtype=np.float32)
-    lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
-    nonempty = np.flatnonzero(lengths)
-    if len(nonempty):
-        flat = np.fromiter(
-            (t for i in nonempty for t in ids[i]), dtype=np.int64, count=int(lengths.sum())
-        )
-        starts = np.concatenate(([0], np.cumsum(lengths[nonempty])[:-1]))
-        out[nonempty] = np.add.reduceat(matrix[flat], starts, axis=0)
+    out = np.zeros((len(ids), matrix.shape[1]), dtype=np.float32)
+    for i, row in enumerate(ids):
+        if len(row):
+            out[i] = matrix[np.asarray(row, dtype=np.intp)].sum(axis=0)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return np.divide(out, norms, out=out, where=norms > 0)
 
@@ -153,9 +147,7 @@ def token_outputs(
     outs = []
     for start in range(0, len(ids), batch_size):
         batch = np.asarray(ids[start : start + batch_size], dtype=np.int64)
-        seq = np.stack(
-            [np.full_like(batch, cls_id), batch, np.full_like(batch, sep_id)], axis=1
-        )
+        seq = np.stack([np.full_like(batch, cls_id), batch, np.full_like(batch, sep_id)], axis=1)
         feed = {
             "input_ids": seq,
             "attention_mask": np.ones_like(seq),
