@@ -85,7 +85,8 @@ def index(
         typer.Option(
             "--model",
             help="Embedding model: minilm (default, embedded), minilm-fp32, minilm-int8, "
-            "jina-code (needs a one-time download). Env: ASKREPO_MODEL.",
+            "minilm-static (fast, lower recall), jina-code (needs a one-time download). "
+            "Env: ASKREPO_MODEL.",
         ),
     ] = None,
     rebuild: Annotated[

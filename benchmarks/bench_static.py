@@ -33,7 +33,7 @@ from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent.parent
 MODELS = ("minilm", "minilm-static")
-CONFIGS = ("dense", "hybrid+scope")
+CONFIGS = ("dense", "hybrid+scope")  # --configs adds e.g. fts+scope (no vectors at all)
 
 
 def index(root: Path, model: str, home: Path) -> dict:
@@ -57,10 +57,10 @@ def index(root: Path, model: str, home: Path) -> dict:
     }
 
 
-def eval_askrepo(root: Path, queries: Path) -> dict:
+def eval_askrepo(root: Path, queries: Path, configs: list[str]) -> dict:
     from askrepo.evaluate import load_queries, run_eval
 
-    rep = run_eval(root, load_queries(queries), list(CONFIGS), 5, queries_file=str(queries))
+    rep = run_eval(root, load_queries(queries), configs, 5, queries_file=str(queries))
     out = {}
     for c in rep.configs:
         out[c.name] = {
@@ -79,7 +79,7 @@ def _target(t) -> SimpleNamespace:
     return SimpleNamespace(path=t["path"], start_line=t["start_line"], end_line=t["end_line"])
 
 
-def eval_dev(root: Path, queries: Path) -> dict:
+def eval_dev(root: Path, queries: Path, configs: list[str]) -> dict:
     from askrepo import metrics
     from askrepo.evaluate import parse_config
     from askrepo.retriever import Retriever
@@ -87,7 +87,7 @@ def eval_dev(root: Path, queries: Path) -> dict:
     qs = json.loads(queries.read_text("utf-8"))
     retr = Retriever.open(root)
     out = {}
-    for name in CONFIGS:
+    for name in configs:
         opts = parse_config(name).options(10)
         ndcg, hit5, rr = [], [], []
         for q in qs:
@@ -115,6 +115,8 @@ def main() -> None:
     ap.add_argument("--corpora", default=os.environ.get("ASKREPO_CORPORA", "/work/.corpora"))
     ap.add_argument("--dev", default="rich,axios,kramdown")
     ap.add_argument("--skip-self", action="store_true")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -123,7 +125,9 @@ def main() -> None:
     from askrepo.embedder import load_embedder
 
     t0 = time.perf_counter()
-    for m in MODELS:
+    models = [m for m in args.models.split(",") if m]
+    configs = [c for c in args.configs.split(",") if c]
+    for m in models:
         load_embedder(m, progress=lambda msg: print(msg, file=sys.stderr))
     print(f"models ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
 
@@ -140,11 +144,11 @@ def main() -> None:
                 print(f"skip {name}: {root} is missing", file=sys.stderr)
                 continue
             per = results["corpora"][name] = {}
-            order = MODELS if j % 2 == 0 else MODELS[::-1]
+            order = models if j % 2 == 0 else models[::-1]
             for model in order:
                 home = Path(tmp) / f"{name}-{model}"
                 speed = index(root, model, home)
-                score = (eval_askrepo if kind == "askrepo" else eval_dev)(root, queries)
+                score = (eval_askrepo if kind == "askrepo" else eval_dev)(root, queries, configs)
                 per[model] = {"speed": speed, "quality": score}
                 print(name, model, json.dumps(speed), file=sys.stderr)
                 for c, v in score.items():
