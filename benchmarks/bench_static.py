@@ -79,13 +79,13 @@ def _target(t) -> SimpleNamespace:
     return SimpleNamespace(path=t["path"], start_line=t["start_line"], end_line=t["end_line"])
 
 
-def eval_dev(root: Path, queries: Path, configs: list[str]) -> dict:
+def eval_dev(root: Path, queries: Path, configs: list[str], retr=None) -> dict:
     from askrepo import metrics
     from askrepo.evaluate import parse_config
     from askrepo.retriever import Retriever
 
     qs = json.loads(queries.read_text("utf-8"))
-    retr = Retriever.open(root)
+    retr = retr or Retriever.open(root)
     out = {}
     for name in configs:
         opts = parse_config(name).options(10)
