@@ -85,12 +85,14 @@ MODELS: dict[str, ModelSpec] = {
         hub_model="jinaai/jina-embeddings-v2-base-code",
         download_mb=640,
     ),
-    # model2vec-style static token vectors distilled from minilm-fp32; see docs/models.md
+    # model2vec-style static token vectors distilled from minilm-fp32. Measured and not
+    # recommended (hybrid search with it was no better than full-text alone; docs/models.md):
+    # kept selectable so the measurement can be reproduced.
     "minilm-static": ModelSpec(
         model_id=f"all-MiniLM-L6-v2-static256-v{DISTILL_VERSION}",
         dim=256,
         max_tokens=512,
-        description="token vectors distilled from all-MiniLM-L6-v2: fast to index, lower recall",
+        description="static token vectors distilled from all-MiniLM-L6-v2 (not recommended)",
         distill_from="minilm-fp32",
     ),
 }
