@@ -49,6 +49,7 @@ from itertools import accumulate
 from typing import Any
 
 from askrepo.datatypes import Chunk
+from askrepo.lines import split_lines
 
 CHUNKER_VERSION = "2"
 
@@ -107,16 +108,6 @@ def chunk_text(
             out.chunks.clear()
     _windows(out, 1, len(lines), "text", None)
     return out.chunks
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors count them: split on "\\n" only; a trailing newline adds no line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def supported_languages() -> list[str]:
