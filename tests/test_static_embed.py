@@ -179,3 +179,18 @@ def test_index_and_search_round_trip(tmp_path, monkeypatch):
     assert dense_found >= len(QUESTIONS) // 2, dense_found
     hits = retr.search("authenticate_user", SearchOptions(k=5)).hits
     assert (hits[0].path, hits[0].symbol) == ("shop/auth.py", "authenticate_user")
+
+
+def test_damaged_table_is_one_line_error_naming_the_folder(tmp_path, monkeypatch):
+    from askrepo.errors import ModelUnavailableError
+
+    monkeypatch.setenv("ASKREPO_MODELS", str(tmp_path))
+    spec = emb.MODELS["minilm-static"]
+    folder = tmp_path / "static" / spec.model_id
+    folder.mkdir(parents=True)
+    (folder / se.META_FILE).write_text("{}")
+    (folder / se.MATRIX_FILE).write_bytes(b"not a numpy file")
+    with pytest.raises(ModelUnavailableError) as err:
+        emb.load_embedder("minilm-static")
+    msg = str(err.value)
+    assert str(folder) in msg and "delete that folder" in msg and "\n" not in msg
