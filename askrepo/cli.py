@@ -101,6 +101,17 @@ def index(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="Also index the git history (commit messages, touched "
+            "definitions) for `search --history`, `why` and `ask`.",
+        ),
+    ] = False,
+    history_depth: Annotated[
+        int | None, typer.Option(help="With --history: the newest N commits (default 5000).")
+    ] = None,
 ) -> None:
     """Index a repository: walk (respecting .gitignore), chunk by AST, embed, store.
 
@@ -119,8 +130,14 @@ An interrupted run leaves the previous index usable.
         summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
     if json_out:
         print(json.dumps(summary.to_dict(), ensure_ascii=False))
-        return
-    _print_index_summary(summary)
+    else:
+        _print_index_summary(summary)
+    if history:  # askrepo.cli_history
+        from .cli_history import index_history_cmd
+
+        index_history_cmd(
+            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
+        )
 
 
 class _IndexProgress:
@@ -250,12 +267,20 @@ def search(
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
+    history: Annotated[
+        bool, typer.Option("--history", help="Search commit messages instead of code.")
+    ] = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
     from .retriever import Retriever, SearchOptions
     from .store import worktree_changed
 
     root = default_repo(repo)
+    if history:  # askrepo.cli_history
+        from .cli_history import search_history_cmd
+
+        search_history_cmd(query, root, k=k, mode=mode, model=model, json_out=json_out)
+        return
     retriever = Retriever.open(root, model=model)
     # Importing LanceDB takes over a second; load the embedding model and check the work tree
     # for changes meanwhile (native loading and file I/O overlap the import in two threads).
@@ -395,6 +420,9 @@ def _register_optional() -> None:
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    from .cli_history import why
+
+    app.command("why")(friendly(why))
 
 
 _register_optional()

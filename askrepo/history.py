@@ -53,10 +53,11 @@ Progress = Callable[[str, int, int], None]
 # Pure functions
 
 _HISTORY_WORDS = re.compile(
-    r"\b(why|when|who|whom|history|historical|histories|commits?|committed|introduced?|"
-    r"introducing|originally|rationale|reason|changed|changes|change log|changelog|reverted?|"
-    r"regress(?:ed|ion)?|used to|last (?:week|month|year|release)|since when|blame|"
-    r"added|removed|deprecated|renamed)\b",
+    r"\b(?:why|since when|when (?:was|were|did|has|have|had)|"
+    r"who (?:added|wrote|changed|introduced|removed|made|broke|renamed)|"
+    r"history|historical|commits?|committed|introduced|originally|rationale|reverted?|"
+    r"regress(?:ed|ion)|used to|blame|changelog|last (?:week|month|year|release|version)|"
+    r"recent(?:ly)? (?:changed?|changes|added|removed))\b",
     re.I,
 )
 

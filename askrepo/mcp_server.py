@@ -46,6 +46,7 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
 - get_file_context / read_file: numbered source lines (<= 400 lines per call).
 - list_files, index_status: what is indexed, and whether the index is stale.
+- search_history, why_lines: commits (why/when/who), and the commit behind given lines.
 """
 
 
@@ -387,6 +388,46 @@ class Service:
         )
         return out
 
+    # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
+    def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:
+        from .history import HistoryIndex
+
+        _limit_str("query", query, MAX_QUERY_CHARS)
+        k = _clamp("k", k, 1, MAX_K)
+        h = self.pick(repo)
+        r = h.retriever()
+        with h._lock:  # shares the repo's embedding model
+            idx = HistoryIndex.open(h.root, r.store.model_name, r.embedder)
+            res = idx.search(query, k)
+        out = self._base(h, r.store)
+        data = res.to_dict()
+        for hit in data["hits"]:
+            hit["body"] = _cut(hit["body"][:4000])[0]
+        out.update(data)
+        if not data["hits"]:
+            out["note"] = "No commit matches — try other words, or search_code for the code"
+        return out
+
+    def why_lines(
+        self, path: str, start_line: int, end_line: int | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .blame import why
+
+        _limit_str("path", path)
+        h = self.pick(repo)
+        store = h.store()
+        res = why(
+            h.root,
+            path,
+            start_line,
+            end_line,
+            allowed=set(store.files()),
+            model=h.model or store.model_name,
+        )
+        out = self._base(h, store)
+        out.update(res.to_dict())
+        return out
+
     def index_status(self, repo: str | None = None) -> dict[str, Any]:
         if repo is None and len(self.repos) > 1:
             return {"repos": [self._status(h) for h in self.repos]}
@@ -428,6 +469,8 @@ TOOL_NAMES = (
     "read_file",
     "list_files",
     "index_status",
+    "search_history",
+    "why_lines",
 )
 
 
@@ -504,6 +547,17 @@ _DESCRIPTIONS = {
     "list_files": (
         "The indexed files (path, language, class, size), sorted, paged with offset/limit; "
         "`pattern` is a glob on the repo-relative path ('*.py', 'src/*/models/*')." + _REPO
+    ),
+    "search_history": (
+        "Search the git history (needs `askrepo index --history`): commits ranked by meaning "
+        "and keywords of their messages, each with sha, date, author, subject, body, files, "
+        "and the definitions it touched as path:start-end at HEAD when they still exist. "
+        "Use for why/when/who questions." + _REPO
+    ),
+    "why_lines": (
+        "Why are these lines like this: git blame (moves/copies followed, whitespace ignored, "
+        ".git-blame-ignore-revs skipped) of `path` start_line..end_line → the newest commit "
+        "behind them, its full message, and the other definitions it touched." + _REPO
     ),
     "index_status": (
         "The index of a repo: commit, model, chunk and file counts, when it was built, and "
