@@ -9,9 +9,10 @@ makes lexical search look better than it does on questions written without the c
 every report also gives the scores of the questions that quote no such name.
 
 Selection rules (documented in docs/history.md): non-merge commits reachable from HEAD, newest
-first; dropped: no message, reverts, bot and version/dependency bumps (``gitlog.skip_reason``),
-formatting-only (by message, or no change once whitespace is ignored), commits touching no
-source file or more than three, and labels whose files are not in the index any more.
+first; dropped: no message, reverts (and the commits they revert), bot and version/dependency
+bumps (``gitlog.skip_reason``), formatting-only (by message, or no change once whitespace is
+ignored), pure renames, commits touching no source file or more than three, and labels whose
+files are not in the index any more.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ SEARCH_K = 20  # chunk hits per query; file metrics aggregate them, NDCG reads t
 DEFAULT_CONFIGS = ("dense", "fts", "hybrid", "hybrid+scope")
 BASELINE = "hybrid+scope"
 CATEGORY = "history"
+
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ def build_set(
     cases: list[GitCase] = []
     forward: dict[str, str] = {}  # path at an older commit -> path at HEAD
     defs_cache: dict[str, dict[str, tuple[int, int]] | None] = {}
+    reverted: set[str] = set()
     scanned = 0
     with BlobReader(top) as blobs:
         for c in read_commits(top, shas):
@@ -199,6 +204,10 @@ def build_set(
             if progress and scanned % 50 == 0:
                 progress(f"{scanned} commits read, {len(cases)} kept")
             reason = _drop_reason(c, skip_reason, is_revert, looks_like_formatting)
+            if reason == "revert":  # the reverted commit's change is not in HEAD either
+                reverted.update(_REVERTS.findall(c.message))
+            elif reason is None and any(c.sha.startswith(r) for r in reverted):
+                reason = "reverted"
             src = [f for f in c.files if is_source(f.path)]
             if reason is None:
                 if not src:
@@ -210,6 +219,8 @@ def build_set(
                 parent = c.parents[0] if c.parents else None
                 if not kept:
                     reason = "files-gone"
+                elif all(f.status == "R" and not f.hunks for f in src):
+                    reason = "rename-only"
                 elif _whitespace_only(top, c.sha, parent, [f.path for f in src]):
                     reason = "formatting"
             if reason is None:

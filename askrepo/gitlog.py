@@ -196,7 +196,8 @@ _REVERT = re.compile(r'^Revert\b|^Reapply "|\bThis reverts commit [0-9a-f]{7,}',
 _FORMAT_SUBJECT = re.compile(
     r"^(?:style|fmt|format|lint)(?:\(.*?\))?:|\b(?:re-?format(?:ted|ting)?|run (?:black|"
     r"prettier|ruff format|gofmt|rustfmt|clang-format)|apply (?:black|prettier|formatting)|"
-    r"code style|whitespace|trailing spaces|fix (?:formatting|indentation|typos?)|typos?)\b",
+    r"code style|quote style|(?:single|double) quotes|whitespace|trailing spaces|isort|"
+    r"sort(?:ed)? imports|fix (?:formatting|indentation|lint(?:ing)?|typos?)|typos?)\b",
     re.I,
 )
 

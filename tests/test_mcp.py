@@ -31,6 +31,8 @@ TOOLS = {
     "read_file",
     "list_files",
     "index_status",
+    "search_history",
+    "why_lines",
 }
 
 
