@@ -57,7 +57,7 @@ _HISTORY_WORDS = re.compile(
     r"who (?:added|wrote|changed|introduced|removed|made|broke|renamed)|"
     r"history|historical|commits?|committed|introduced|originally|rationale|reverted?|"
     r"regress(?:ed|ion)|used to|blame|changelog|last (?:week|month|year|release|version)|"
-    r"recent(?:ly)? (?:changed?|changes|added|removed))\b",
+    r"changed recently|recent(?:ly)? (?:changed?|changes|added|removed))\b",
     re.I,
 )
 
@@ -508,7 +508,9 @@ class HistoryIndex:
         if embedder is not None and model is None:
             model_id = embedder.model_id
         else:
-            _, model_id, _ = _model(model)
+            from .store import model_id_for
+
+            model_id = model_id_for(model or config.embed_model())
         path = history_dir(repo, model_id)
         try:
             meta = _read_meta(path)
