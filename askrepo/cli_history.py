@@ -137,6 +137,8 @@ def why(
     if body:
         out.print()
         out.print(body, highlight=False, soft_wrap=True)
+    for d in res.touched_here[:4]:
+        out.print(f"in [green]{d['location']}[/] [dim]{d['symbol']}[/]", highlight=False)
     if res.touched_elsewhere:
         out.print("\n[bold]it also touched[/]")
         for d in res.touched_elsewhere[:12]:
