@@ -756,7 +756,7 @@ def with_commit_evidence(question: str, retriever: Any, hits: list[Hit], k: int)
     if not is_history_question(question):
         return hits
     try:
-        idx = HistoryIndex.open(retriever.store.repo, retriever.store.model_name)
+        idx = HistoryIndex.open(retriever.store.repo, retriever.store.model_id)
         idx._embedder = retriever.embedder  # the code index's model: the same vectors
         commits = [_evidence(h) for h in idx.search(question, k=ASK_COMMITS).hits]
     except Exception:  # no history index (or a damaged one): answer from code alone

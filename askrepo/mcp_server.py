@@ -397,7 +397,7 @@ class Service:
         h = self.pick(repo)
         r = h.retriever()
         with h._lock:  # shares the repo's embedding model
-            idx = HistoryIndex.open(h.root, r.store.model_name, r.embedder)
+            idx = HistoryIndex.open(h.root, r.store.model_id, r.embedder)
             res = idx.search(query, k)
         out = self._base(h, r.store)
         data = res.to_dict()
@@ -422,7 +422,7 @@ class Service:
             start_line,
             end_line,
             allowed=set(store.files()),
-            model=h.model or store.model_name,
+            model=store.model_id,
         )
         out = self._base(h, store)
         out.update(res.to_dict())

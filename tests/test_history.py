@@ -483,7 +483,7 @@ def test_commit_evidence_is_interleaved_and_cited_as_commits(indexed):
     root, shas, emb, _ = indexed
     code = [_hit("http/client.py", 10, 16, 0.1, "Client.fetch"), _hit("parser.py", 1, 7, 0.05)]
     retriever = SimpleNamespace(
-        store=SimpleNamespace(repo=root, model_name="fake-bow-32"), embedder=emb
+        store=SimpleNamespace(repo=root, model_id="fake-bow-32"), embedder=emb
     )
     # not a history question: unchanged
     assert with_commit_evidence("where is fetch", retriever, code, 8) == code
@@ -505,7 +505,7 @@ def test_commit_evidence_is_interleaved_and_cited_as_commits(indexed):
     assert out[1].location == f"{shas['retry'][:7]} Retry on 503 from the load balancer"
     assert out[1].to_dict()["sha"] == shas["retry"]
     # no history index for this model: the code hits alone
-    other = SimpleNamespace(store=SimpleNamespace(repo=root, model_name="nope"), embedder=emb)
+    other = SimpleNamespace(store=SimpleNamespace(repo=root, model_id="nope"), embedder=emb)
     assert with_commit_evidence("why do we retry", other, code, 8) == code
 
 
@@ -628,3 +628,46 @@ asyncio.run(main())
     assert out["why"]["commit"]["sha"] == shas["retry"] and out["why"]["path"] == "http/client.py"
     assert out["bad"][0] is True and ".git" in out["bad"][1]
     assert out["bad2"][0] is True and "outside" in out["bad2"][1]
+
+
+class _ScriptedLLM:
+    """Answers with a fixed text; records the prompt it was given."""
+
+    name = "fake"
+    model = "fake-model"
+    context_tokens = 4096
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.prompts = []
+
+    def generate(self, prompt, *, system=None, max_tokens=300, stream=None, stop=None):
+        self.prompts.append(prompt)
+        return self.reply
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_ask_cites_a_commit_beside_code(indexed):
+    from askrepo.answer import ask
+    from askrepo.indexer import index_repo
+    from askrepo.retriever import Retriever
+
+    root, shas, emb, _ = indexed
+    index_repo(root, embedder=emb)
+    retriever = Retriever.open(root, model=emb.model_id, embedder=emb)
+    llm = _ScriptedLLM("The load balancer answers 503 during deploys [2]; fetch retries [1].")
+    ans = ask("why do we retry on 503 from the load balancer", retriever, llm, k=6)
+    prompt = llm.prompts[0]
+    assert "[2] commit " in prompt and "Retry on 503 from the load balancer" in prompt
+    kinds = {c.n: type(c).__name__ for c in ans.citations}
+    commit_cite = next(c for c in ans.citations if kinds[c.n] == "CommitCitation")
+    assert commit_cite.n == 2 and commit_cite.location.endswith(commit_cite.subject)
+    code_cite = next(c for c in ans.citations if c.n == 1)
+    assert ":" in code_cite.location and code_cite.path.endswith(".py")
+    # a question that is not about history gets code only
+    llm2 = _ScriptedLLM("fetch is in the client [1].")
+    ans2 = ask("where is fetch defined", retriever, llm2, k=6)
+    assert "commit " not in llm2.prompts[0].split("Question:")[0]
+    assert all(type(c).__name__ == "Citation" for c in ans2.citations)
