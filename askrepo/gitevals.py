@@ -126,6 +126,9 @@ def is_source(path: str) -> bool:
     from .ingest import classify, detect_language
 
     lang = detect_language(path)
+    dirs = {d.lower() for d in path.split("/")[:-1]}
+    if dirs & {"docs", "doc", "documentation"}:  # docs/conf.py, doc examples
+        return False
     return lang is not None and classify(path, lang) == CODE
 
 

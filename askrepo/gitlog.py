@@ -185,7 +185,8 @@ _BUMP_SUBJECT = re.compile(
     r"(?:chore|build|ci)\(deps(?:-dev)?\)|"  # conventional dependency updates
     r"bump\b.*\bfrom\b.*\bto\b|"  # "Bump lodash from 4.1 to 4.2"
     r"bump(?:ed)? (?:the )?version|version bump|"
-    r"(?:release|releasing|prepare(?: for)? release|bump)\s+v?\d+(?:\.\d+)+\S*\s*$|"
+    r"(?:(?:release|releasing|prepare|prepare for|start|begin|new|tag|tagged|cut)\s+)?"
+    r"(?:release|version|bump)\s+v?\d+(?:\.\d+)+\S*\s*$|"
     r"v?\d+(?:\.\d+)+\S*\s*$|"  # a bare version number
     r"update (?:dependency|dependencies)\b|"
     r"\[?(?:pre-commit\.ci|autofix)\b"

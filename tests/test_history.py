@@ -130,6 +130,9 @@ def _commit(subject, author="Ada", parents=("p",), body=""):
         ("v2.3.1", "Ada", ("p",), "bump"),
         ("Release 8.1.0", "Ada", ("p",), "bump"),
         ("Bump version", "Ada", ("p",), "bump"),
+        ("release version 8.1.8", "Ada", ("p",), "bump"),
+        ("Start version 8.2.0", "Ada", ("p",), "bump"),
+        ("Fix crash in version 2.0", "Ada", ("p",), None),
         ("Bump the retry limit to 5", "Ada", ("p",), None),
         ("Release the lock before retrying", "Ada", ("p",), None),
     ],
@@ -184,6 +187,14 @@ def test_rename_map_chains_oldest_first():
 )
 def test_history_question_detection(question, expected):
     assert is_history_question(question) is expected
+
+
+def test_source_files_for_gold():
+    from askrepo.gitevals import is_source
+
+    assert is_source("src/click/core.py") and is_source("cmd/main.go")
+    for path in ("tests/test_core.py", "docs/conf.py", "README.md", "pyproject.toml", "x.png"):
+        assert not is_source(path), path
 
 
 def test_query_of_and_quoted_names():
