@@ -245,6 +245,13 @@ def print_git_report(report: Any, console: Any) -> None:
             f"{c.latency_p50_ms:.0f}",
         )
     console.print(t)
+    for row in report.comparisons:
+        one, five = row["file@1"], row["file@5"]
+        console.print(
+            f"[dim]{row['config']} vs {row['baseline']}: file@1 {one['other_only']} won / "
+            f"{one['base_only']} lost (p={one['p']:.3g}), file@5 {five['other_only']} won / "
+            f"{five['base_only']} lost (p={five['p']:.3g}) — exact McNemar[/]"
+        )
     console.print(
         "[dim]* baseline (what `askrepo search` does). unquoted: the questions whose message "
         "names no gold file stem or touched symbol.[/]"

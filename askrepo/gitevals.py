@@ -372,6 +372,7 @@ class GitEvalReport:
     dropped: dict[str, int]
     configs: list[ConfigScore]
     baseline: str
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -491,6 +492,7 @@ def run_git_eval(
             progress(f"scoring {name} on {len(cases)} commits")
         scores.append(score_config(retriever, cases, name))
     names = [c.name for c in scores]
+    baseline = BASELINE if BASELINE in names else names[0]
     return GitEvalReport(
         repo=str(store.repo),
         head=head,
@@ -502,8 +504,36 @@ def run_git_eval(
         scanned=scanned,
         dropped=dropped,
         configs=scores,
-        baseline=BASELINE if BASELINE in names else names[0],
+        baseline=baseline,
+        comparisons=compare_to(scores, baseline),
     )
+
+
+def compare_to(scores: Sequence[ConfigScore], baseline: str) -> list[dict[str, Any]]:
+    """Exact McNemar of each config against the baseline on file hit@1 and file hit@5, over the
+    same questions: ``base_only`` / ``other_only`` count the questions only one of them hits."""
+    from .evaluate import mcnemar_exact
+
+    base = next((c for c in scores if c.name == baseline), None)
+    if base is None:
+        return []
+    out = []
+    for c in scores:
+        if c.name == baseline:
+            continue
+        row: dict[str, Any] = {"config": c.name, "baseline": baseline}
+        for k in (1, 5):
+            a = [r.file_rank is not None and r.file_rank <= k for r in base.results]
+            b = [r.file_rank is not None and r.file_rank <= k for r in c.results]
+            a_only = sum(x and not y for x, y in zip(a, b, strict=True))
+            b_only = sum(y and not x for x, y in zip(a, b, strict=True))
+            row[f"file@{k}"] = {
+                "base_only": a_only,
+                "other_only": b_only,
+                "p": round(mcnemar_exact(a_only, b_only), 4),
+            }
+        out.append(row)
+    return out
 
 
 def default_set_path(repo: Path) -> Path:

@@ -482,6 +482,11 @@ def test_scores_worked_example(repo, tmp_path):
     # NDCG@10 of "retry": its one target (fetch) covered at rank 2 → 1/log2(3)
     assert by_id[shas["retry"][:10]].ndcg10 == round(1 / 1.5849625007211562, 4)
     assert c.unquoted_n == 1 and c.unquoted_file_hit_at_5 == 1.0
+    # the same ranking under two names: no discordant pairs, p = 1
+    rep2 = run_git_eval(root, set_in=tmp_path / "s.json", configs=["hybrid", "fts"], retriever=r)
+    (cmp,) = rep2.comparisons
+    assert cmp["config"] == "fts" and cmp["baseline"] == "hybrid"
+    assert cmp["file@5"] == {"base_only": 0, "other_only": 0, "p": 1.0}
     with pytest.raises(UsageError, match="not supported"):
         run_git_eval(root, set_in=tmp_path / "s.json", configs=["hybrid+rerank"], retriever=r)
 
