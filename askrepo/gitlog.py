@@ -311,6 +311,9 @@ def git(root: Path, *args: str, check: bool = True, input: bytes | None = None) 
 
 def require_repo(root: Path) -> Path:
     """The work tree's top level; UsageError when ``root`` is not in a git repository."""
+    from .ingest import check_root
+
+    root = check_root(root)
     out = git(root, "rev-parse", "--show-toplevel", check=False).decode().strip()
     if not out:
         raise UsageError(f"{root} is not inside a git repository — history needs git")
