@@ -349,9 +349,32 @@ def log_args() -> list[str]:
 
 
 def read_commits(root: Path, shas: Sequence[str]) -> Iterator[Commit]:
-    """The commits ``shas`` (any order; yielded in the order given), with files and hunks."""
-    if not shas:
-        return
+    """The commits ``shas`` (yielded in the order given), with files and hunks.
+
+    A commit whose diff git cannot produce (a blob missing from a partial or damaged clone)
+    makes ``git log`` stop; the commits after it are read by a new ``git log``, and a commit
+    git cannot show at all is skipped, so one bad object never ends the run.
+    """
+    remaining = list(shas)
+    while remaining:
+        done = 0
+        ok = True
+        for commit, clean in _log_stream(root, remaining):
+            if commit is not None:
+                done += 1
+                yield commit
+            else:
+                ok = clean
+        if ok or done >= len(remaining):
+            return
+        remaining = remaining[max(done, 1) :]  # skip what was read, or the unreadable one
+
+
+def _log_stream(root: Path, shas: Sequence[str]) -> Iterator[tuple[Commit | None, bool]]:
+    """(commit, True) per commit of one ``git log --no-walk --stdin`` run, then
+    (None, whether git exited cleanly)."""
+    import threading
+
     proc = subprocess.Popen(
         ["git", "-c", "core.quotePath=false", *log_args(), "--no-walk=unsorted", "--stdin"],
         cwd=root,
@@ -361,7 +384,6 @@ def read_commits(root: Path, shas: Sequence[str]) -> Iterator[Commit]:
         stderr=subprocess.DEVNULL,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    import threading
 
     def feed() -> None:
         try:
@@ -373,11 +395,13 @@ def read_commits(root: Path, shas: Sequence[str]) -> Iterator[Commit]:
     t = threading.Thread(target=feed, daemon=True)
     t.start()
     try:
-        yield from iter_log(iter(proc.stdout.readline, b""))
+        for c in iter_log(iter(proc.stdout.readline, b"")):
+            yield c, True
     finally:
         proc.stdout.close()
-        proc.wait()
+        code = proc.wait()
         t.join(timeout=1)
+    yield None, code == 0
 
 
 class BlobReader:

@@ -687,3 +687,24 @@ def test_ask_cites_a_commit_beside_code(indexed):
     ans2 = ask("where is fetch defined", retriever, llm2, k=6)
     assert "commit " not in llm2.prompts[0].split("Question:")[0]
     assert all(type(c).__name__ == "Citation" for c in ans2.citations)
+
+
+def test_read_commits_survives_a_missing_blob(tmp_path):
+    """A partial clone (or a damaged object store) lacks a blob: git log -p stops at that
+    commit; the commits after it are still read."""
+    from askrepo.gitlog import read_commits, rev_list
+
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for i in range(4):
+        (root / "a.py").write_text(f"def f():\n    return {i}\n")
+        _commit_all(root, f"change {i}")
+    blob = subprocess.run(
+        ["git", "rev-parse", "HEAD~2:a.py"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    shas = rev_list(root, 10)
+    got = list(read_commits(root, shas))
+    assert [c.subject for c in got] == ["change 3", "change 2", "change 1", "change 0"]
+    assert got[0].files[0].hunks == [(2, 2)]
