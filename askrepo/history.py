@@ -46,6 +46,7 @@ EMBED_CHARS = 1_500  # the model reads ~256 tokens; subject + the start of the b
 MAX_BODY_CHARS = 4_000  # longer bodies (pasted logs) are cut before storage
 _COLUMNS = ["sha", "date", "author", "subject", "body", "files", "renames", "defs"]
 
+# progress(stage, done, total); stages are named "history: …" (shown as they are).
 Progress = Callable[[str, int, int], None]
 
 
@@ -307,14 +308,14 @@ def index_history(
         timings["open"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        report("walk", 0, 0)
+        report("history: git log", 0, 0)
         head_sha = head(root)
         reachable = rev_list(root, depth)
         reachable_set = set(reachable)
         todo = [s for s in reachable if s not in seen]
         gone = [s for s in seen if s not in reachable_set]
         timings["git"] = time.perf_counter() - t
-        report("walk", len(reachable), len(reachable))
+        report("history: git log", len(reachable), len(reachable))
 
         removed_rows = [s for s in gone if seen[s] == ""]
         for i in range(0, len(removed_rows), 200):
@@ -344,7 +345,7 @@ def index_history(
             timings["embed"] += time.perf_counter() - t0
             _add_rows(tbl, batch, vectors, dim)
             added += len(batch)
-            report("embed", added, len(todo))
+            report("history: commits embedded", added, len(todo))
             batch.clear()
 
         t = time.perf_counter()
@@ -352,7 +353,7 @@ def index_history(
             from .gitlog import touched_definitions
 
             for n, c in enumerate(read_commits(root, todo), 1):
-                report("chunk", n, len(todo))
+                report("history: commits read", n, len(todo))
                 why = skip_reason(c)
                 if why:
                     seen[c.sha] = why
@@ -389,9 +390,9 @@ def index_history(
         t = time.perf_counter()
         changed = bool(added or removed_rows) or meta is None
         if changed:
-            report("fts", 0, 1)
+            report("history: full-text index", 0, 1)
             _build_fts(tbl)
-            report("fts", 1, 1)
+            report("history: full-text index", 1, 1)
         count = tbl.count_rows()
         new_meta = {
             "schema": HISTORY_SCHEMA,
