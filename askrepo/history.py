@@ -737,7 +737,7 @@ def _evidence(h: CommitHit) -> CommitEvidence:
         path=h.short,
         start_line=0,
         end_line=0,
-        symbol=h.subject,
+        symbol=None,  # the subject is in `location`; a symbol column would repeat it
         kind=COMMIT_KIND,
         language=None,
         score=h.score,
@@ -790,7 +790,7 @@ def commit_citations(citations: list[Citation], shown: Sequence[Hit]) -> list[Ci
                     path=h.path,
                     start_line=0,
                     end_line=0,
-                    symbol=h.subject,
+                    symbol=None,
                     commit=h.sha,
                     sha=h.sha,
                     subject=h.subject,
