@@ -46,6 +46,8 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
 - get_file_context / read_file: numbered source lines (<= 400 lines per call).
 - list_files, index_status: what is indexed, and whether the index is stale.
+- verify_citation: does a path:start-end[@commit] citation still hold (valid/moved/changed/gone)?
+- plan_change: files/functions a change touches, with evidence, callers that may break, tests.
 - search_history, why_lines: commits (why/when/who), and the commit behind given lines.
 """
 
@@ -81,6 +83,8 @@ class RepoHandle:
         self.model = model
         self._retriever: Any = None
         self._lock = threading.RLock()
+        self._last_refresh = float("-inf")
+        self.refresh_note: str | None = None
 
     def retriever(self) -> Any:
         with self._lock:
@@ -98,7 +102,32 @@ class RepoHandle:
     def search(self, query: str, opts: Any) -> Any:
         r = self.retriever()
         with self._lock:  # the embedding model is shared; one query at a time per repo
-            return r.search(query, opts)
+            fresh = self.freshen(r)
+            res = r.search(query, opts)
+            res.stale, res.freshness = fresh.stale, fresh.to_dict()
+            return res
+
+    def freshen(self, r: Any) -> Any:
+        """Check for changed files; re-index them first when there are few (at most once per
+        ASKREPO_MCP_REFRESH_SECONDS, default 5; ASKREPO_MCP_REFRESH=0 turns it off). The index
+        lock keeps it to one writer, here and across processes."""
+        import time
+
+        from .freshness import check_store
+        from .refresh import refresh_changed
+
+        fresh = check_store(r.store)
+        if not fresh.stale or not _mcp_refresh_enabled():
+            return fresh
+        now = time.monotonic()
+        if now - self._last_refresh < _mcp_refresh_seconds():
+            return fresh
+        self._last_refresh = now
+        res = refresh_changed(r.store, embedder=r.embedder, before=fresh)
+        self.refresh_note = res.note
+        if res.note:
+            log.info("refresh: %s", res.note)
+        return res.freshness
 
 
 class Service:
@@ -131,8 +160,13 @@ class Service:
         raise UsageError(f"Repo name {repo!r} is ambiguous — pass the full path; served: {names}")
 
     @staticmethod
-    def _base(h: RepoHandle, store: Any) -> dict[str, Any]:
-        return {"repo": str(h.root), "commit": store.meta().commit}
+    def _base(h: RepoHandle, store: Any, fresh: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Fields every tool result carries: repo, commit, and the freshness of the index."""
+        from .freshness import check_store
+
+        out = {"repo": str(h.root), "commit": store.meta().commit}
+        out.update(fresh if fresh is not None else check_store(store).to_dict())
+        return out
 
     # -- tools ----------------------------------------------------------------------------------
     def search_code(
@@ -154,7 +188,7 @@ class Service:
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
         res = h.search(query, opts)
-        out = self._base(h, h.store())
+        out = self._base(h, h.store(), res.freshness)
         budget = MAX_BYTES
         hits = []
         for hit in res.hits:
@@ -182,9 +216,12 @@ class Service:
             query=query,
             mode=res.mode,
             filters=res.filters,
-            stale=bool(getattr(res, "stale", False)),
+            stale=bool(res.stale),
+            dense_partial=bool(getattr(res, "dense_partial", False)),
             hits=hits,
         )
+        if h.refresh_note:
+            out["refresh_note"] = h.refresh_note
         if not hits:
             out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
         return out
@@ -249,6 +286,9 @@ class Service:
         return out
 
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
+        from . import config
+        from .lines import split_lines
+        from .safe_read import read_regular
         from .safepath import resolve_repo_path
         from .secrets import redact
 
@@ -257,20 +297,19 @@ class Service:
         full = resolve_repo_path(h.root, path, allowed=set(files))
         rel = full.relative_to(Path(os.path.realpath(h.root))).as_posix()
         try:
-            data = full.read_bytes()
+            # non-blocking, regular files only, at most ASKREPO_MAX_FILE_BYTES: a FIFO or a
+            # device swapped in after indexing is refused at once, a huge file is not read
+            data = read_regular(full, config.max_file_bytes(), label=rel)
         except FileNotFoundError:
             raise UsageError(
                 f"{path!r} was indexed but no longer exists — run `askrepo index {h.root}`"
             ) from None
-        except IsADirectoryError:
-            raise UsageError(f"{path!r} is a directory — use list_files") from None
+        except OSError as exc:
+            raise UsageError(f"{path!r} cannot be read ({exc.strerror or exc})") from None
         changed = hashlib.sha256(data).hexdigest() != files[rel].sha
         text = data.decode("utf-8-sig", errors="replace")
-        text, _ = redact(text)  # show what the index holds: secrets stay redacted
-        lines = text.split("\n")
-        if lines and lines[-1] == "" and text.endswith("\n"):
-            lines.pop()
-        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in lines], changed
+        text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
+        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
 
     @staticmethod
     def _render(lines: list[str], start: int, end: int, mark: int | None) -> tuple[str, int, bool]:
@@ -388,6 +427,39 @@ class Service:
         )
         return out
 
+    def verify_citation(
+        self, citation: str, hash: str | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .verify import verify_citation
+
+        _limit_str("citation", citation)
+        _limit_str("hash", hash, 100)
+        h = self.pick(repo)
+        store = h.store()
+        res = verify_citation(
+            h.root,
+            citation,
+            expected_hash=hash,
+            default_commit=store.meta().commit,
+            allowed=set(store.files()),
+        )
+        out = {"repo": str(h.root), "indexed_commit": store.meta().commit}
+        out.update(res.to_dict())
+        return out
+
+    def plan_change(
+        self, request: str, max_files: int = 6, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .plan import plan_change
+
+        _limit_str("request", request, MAX_QUERY_CHARS)
+        max_files = _clamp("max_files", max_files, 1, 20)
+        h = self.pick(repo)
+        retriever = h.retriever()
+        with h._lock:  # the embedding model is shared; one query at a time per repo
+            plan = plan_change(request, retriever, max_files=max_files)
+        return plan.to_dict()
+
     # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
     def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:
         from .history import HistoryIndex
@@ -435,26 +507,25 @@ class Service:
 
     @staticmethod
     def _status(h: RepoHandle) -> dict[str, Any]:
-        from .ingest import git_commit
-        from .store import worktree_changed
+        from .refresh import status
 
         store = h.store()
-        meta = store.meta()
-        head = git_commit(h.root)
-        return {
-            "repo": str(h.root),
-            "commit": meta.commit,
-            "head_commit": head,
-            "model": meta.model_name,
-            "model_id": meta.model_id,
-            "chunk_count": meta.chunk_count,
-            "file_count": meta.file_count,
-            "indexed_at": meta.indexed_at,
-            "worktree_changed": worktree_changed(store),
-            "head_moved": bool(meta.commit and head and head != meta.commit),
-            "skipped": meta.skipped,
-            "hint": f"re-run `askrepo index {h.root}` when worktree_changed is true",
-        }
+        st = status(store)
+        f = st.freshness
+        out = {"commit": store.meta().commit, **st.to_dict()}
+        out.update(
+            embedded=f"{st.embedded:,} / {st.chunk_count:,} chunks",
+            embedded_chunks=st.embedded,
+            worktree_changed=f.stale,
+            head_moved=bool(f.indexed_commit and f.head_commit != f.indexed_commit),
+            hint=(
+                f"stale: {f.changed_files} file(s) changed — search_code refreshes a few "
+                f"changed files itself; else run `askrepo index {h.root}`"
+                if f.stale
+                else "fresh"
+            ),
+        )
+        return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -469,6 +540,8 @@ TOOL_NAMES = (
     "read_file",
     "list_files",
     "index_status",
+    "verify_citation",
+    "plan_change",
     "search_history",
     "why_lines",
 )
@@ -526,8 +599,9 @@ _DESCRIPTIONS = {
         "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
     ),
     "grep_code": (
-        "Exact search, ripgrep-like: `pattern` is a Python regex matched per line (literal=true: "
-        "plain text). `path` is a regex on the repo-relative path, `lang` a language (python, "
+        "Exact search with ripgrep: `pattern` is a ripgrep (Rust) regex matched per line, no "
+        "look-around (literal=true: plain text). `path` is a regex on the repo-relative path, "
+        "`lang` a language (python, "
         "py, ts, go, ...). Results are ranked: code before tests/docs, definitions first, "
         "whole-word and code (not comments) before the rest, dense clusters first. "
         "Each match has path, 1-based line and column, and the line text." + _REPO
@@ -560,10 +634,40 @@ _DESCRIPTIONS = {
         "behind them, its full message, and the other definitions it touched." + _REPO
     ),
     "index_status": (
-        "The index of a repo: commit, model, chunk and file counts, when it was built, and "
-        "whether the work tree changed since (then re-index)." + _REPO
+        "The index of a repo: commit, model, chunk and file counts, `embedded: N / M chunks` "
+        "(semantic search covers the embedded part; full-text covers all), when it was built, "
+        "and `stale` with the number of changed files since." + _REPO
+    ),
+    "verify_citation": (
+        "Whether a citation 'path:start-end[@commit]' still holds in the working tree: status "
+        "valid | moved (moved_to gives the new path:lines) | changed | gone. The cited lines are "
+        "read from @commit with git (default: the indexed commit); `hash` (from an answer's "
+        "citation) may replace the commit. Returns hashes and line numbers, no code." + _REPO
+    ),
+    "plan_change": (
+        "Plan a code change ('add a --color option to echo'): the files and functions it "
+        "touches, ranked, each with path, start_line..end_line and why (defines X / named in "
+        "the request / calls X), the callers that may break (may_break) and the tests that "
+        "exercise them (tests). Deterministic, from search plus the index's call edges; "
+        "max_files (default 6) caps the files." + _REPO
     ),
 }
+
+
+def _mcp_refresh_enabled() -> bool:
+    return (os.environ.get("ASKREPO_MCP_REFRESH") or "1").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+
+
+def _mcp_refresh_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get("ASKREPO_MCP_REFRESH_SECONDS") or 5))
+    except ValueError:
+        return 5.0
 
 
 def repos_from(args_repos: list[str] | None, env: str | None, cwd: Path) -> list[Path]:
