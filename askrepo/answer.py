@@ -70,6 +70,10 @@ def _fence(text: str) -> str:
 
 
 def _snippet_block(n: int, hit: Hit) -> str:
+    if hit.kind == "commit":  # history hook: a commit as evidence (askrepo.history)
+        from askrepo.history import commit_snippet
+
+        return commit_snippet(n, hit)
     head = f"[{n}] {hit.path}:{hit.start_line}-{hit.end_line}"
     if hit.symbol:
         head += f" ({hit.symbol})"
@@ -394,6 +398,10 @@ def ask(
 
     with _timed(timings, "retrieve"):
         hits = list(retriever.search(question, SearchOptions(k=k, extra_queries=extra)).hits)
+        # history hook: commits beside code for why/when/who questions (askrepo.history)
+        from askrepo.history import with_commit_evidence
+
+        hits = with_commit_evidence(question, retriever, hits, k)
 
     if missing:
         return done(refusal_text(missing, meta), [], [], True)
@@ -418,6 +426,9 @@ def ask(
         raw = llm.generate(prompt, system=SYSTEM_PROMPT, max_tokens=max_tokens, stream=stream)
     with _timed(timings, "cite"):
         text, citations, invalid = resolve_citations(strip_think(raw), shown, commit)
+        from askrepo.history import commit_citations  # history hook: `[n] abc1234 subject`
+
+        citations = commit_citations(citations, shown)
     text = text.strip() or "(The model returned an empty answer.)"
     if not citations:
         text = f"{text}\n\n{NO_CITATION_NOTE}"

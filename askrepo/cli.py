@@ -189,6 +189,17 @@ def index(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="Also index the git history (commit messages, touched "
+            "definitions) for `search --history`, `why` and `ask`.",
+        ),
+    ] = False,
+    history_depth: Annotated[
+        int | None, typer.Option(help="With --history: the newest N commits (default 5000).")
+    ] = None,
 ) -> None:
     """Index a repository: walk (respecting .gitignore), chunk by AST, embed, store.
 
@@ -216,8 +227,14 @@ An interrupted run leaves the previous index usable.
         d = summary.to_dict()
         d.update(check_store(open_index(root, model)).to_dict())
         print(json.dumps(d, ensure_ascii=False))
-        return
-    _print_index_summary(summary)
+    else:
+        _print_index_summary(summary)
+    if history:  # askrepo.cli_history
+        from .cli_history import index_history_cmd
+
+        index_history_cmd(
+            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
+        )
 
 
 def _interrupted(root: Path, model: str | None, searchable: bool) -> None:
@@ -388,11 +405,20 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
     refresh: RefreshOpt = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Search commit messages instead of code.")
+    ] = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
     from .freshness import check_store
     from .retriever import Retriever, SearchOptions
 
+    if history:  # askrepo.cli_history
+        from .cli_history import search_history_cmd
+
+        root = default_repo(repo[0] if repo else None)
+        search_history_cmd(query, root, k=k, mode=mode, model=model, json_out=json_out)
+        return
     opts = SearchOptions(
         k=k,
         mode=mode,
@@ -549,6 +575,9 @@ def _register_optional() -> None:
     app.command("watch")(friendly(watch_cmd))
     app.command("plan")(friendly(plan))
     app.command("verify")(friendly(verify))
+    from .cli_history import why
+
+    app.command("why")(friendly(why))
 
 
 _register_optional()

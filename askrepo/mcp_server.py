@@ -48,6 +48,7 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - list_files, index_status: what is indexed, and whether the index is stale.
 - verify_citation: does a path:start-end[@commit] citation still hold (valid/moved/changed/gone)?
 - plan_change: files/functions a change touches, with evidence, callers that may break, tests.
+- search_history, why_lines: commits (why/when/who), and the commit behind given lines.
 """
 
 
@@ -485,6 +486,46 @@ class Service:
             plan = plan_change(request, retriever, max_files=max_files)
         return plan.to_dict()
 
+    # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
+    def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:
+        from .history import HistoryIndex
+
+        _limit_str("query", query, MAX_QUERY_CHARS)
+        k = _clamp("k", k, 1, MAX_K)
+        h = self.pick(repo)
+        r = h.retriever()
+        with h._lock:  # shares the repo's embedding model
+            idx = HistoryIndex.open(h.root, r.store.model_id, r.embedder)
+            res = idx.search(query, k)
+        out = self._base(h, r.store)
+        data = res.to_dict()
+        for hit in data["hits"]:
+            hit["body"] = _cut(hit["body"][:4000])[0]
+        out.update(data)
+        if not data["hits"]:
+            out["note"] = "No commit matches — try other words, or search_code for the code"
+        return out
+
+    def why_lines(
+        self, path: str, start_line: int, end_line: int | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .blame import why
+
+        _limit_str("path", path)
+        h = self.pick(repo)
+        store = h.store()
+        res = why(
+            h.root,
+            path,
+            start_line,
+            end_line,
+            allowed=set(store.files()),
+            model=store.model_id,
+        )
+        out = self._base(h, store)
+        out.update(res.to_dict())
+        return out
+
     def index_status(self, repo: str | None = None) -> dict[str, Any]:
         if repo is None and len(self.repos) > 1:
             return {"repos": [self._status(h) for h in self.repos]}
@@ -527,6 +568,8 @@ TOOL_NAMES = (
     "index_status",
     "verify_citation",
     "plan_change",
+    "search_history",
+    "why_lines",
 )
 
 
@@ -606,6 +649,17 @@ _DESCRIPTIONS = {
     "list_files": (
         "The indexed files (path, language, class, size), sorted, paged with offset/limit; "
         "`pattern` is a glob on the repo-relative path ('*.py', 'src/*/models/*')." + _REPO
+    ),
+    "search_history": (
+        "Search the git history (needs `askrepo index --history`): commits ranked by meaning "
+        "and keywords of their messages, each with sha, date, author, subject, body, files, "
+        "and the definitions it touched as path:start-end at HEAD when they still exist. "
+        "Use for why/when/who questions." + _REPO
+    ),
+    "why_lines": (
+        "Why are these lines like this: git blame (moves/copies followed, whitespace ignored, "
+        ".git-blame-ignore-revs skipped) of `path` start_line..end_line → the newest commit "
+        "behind them, its full message, and the other definitions it touched." + _REPO
     ),
     "index_status": (
         "The index of a repo: commit, model, chunk and file counts, `embedded: N / M chunks` "

@@ -38,6 +38,8 @@ TOOLS = {
     "index_status",
     "verify_citation",
     "plan_change",
+    "search_history",
+    "why_lines",
 }
 
 
