@@ -47,6 +47,7 @@ class ModelSpec:
     quantize: bool = False  # dynamic int8 quantisation of the converted model
     hub_model: str | None = None  # fastembed model name, downloaded from Hugging Face
     download_mb: int = 0
+    static: bool = False  # distilled from MiniLM into token embeddings (askrepo.static_model)
 
 
 _MINILM = {
@@ -74,6 +75,16 @@ MODELS: dict[str, ModelSpec] = {
     "minilm": _MINILM_FP32,
     "minilm-int8": _MINILM_INT8,
     "minilm-fp32": _MINILM_FP32,
+    "minilm-static": ModelSpec(
+        model_id="minilm-static-256",
+        dim=256,
+        max_tokens=100_000,
+        description="static token embeddings distilled locally from MiniLM (fast, weaker)",
+        dist=_MINILM["dist"],
+        version=_MINILM["version"],
+        download_mb=_MINILM["download_mb"],
+        static=True,
+    ),
     "jina-code": ModelSpec(
         model_id="jina-embeddings-v2-base-code",
         dim=768,
@@ -161,6 +172,10 @@ def load_embedder(
     """
     spec = model_spec(name)
     _offline_env()
+    if spec.static:
+        from askrepo import static_model
+
+        return static_model.load(spec, progress=progress)
     if spec.hub_model is not None:
         return FastembedEmbedder(spec, _load_hub_model(spec))
     model_dir = converted_model_dir(spec, progress=progress)
@@ -226,7 +241,7 @@ def load_query_embedder(name: str | None = None) -> Embedder:
     """An embedder for queries: the light ONNX path for converted models, else fastembed."""
     spec = model_spec(name)
     _offline_env()
-    if spec.hub_model is not None:
+    if spec.hub_model is not None or spec.static:
         return load_embedder(name)
     model_dir = converted_model_dir(spec)
     try:
