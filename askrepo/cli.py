@@ -124,6 +124,7 @@ def index(
         typer.Option(
             "--model",
             help="Embedding model: minilm (default, embedded), minilm-fp32, minilm-int8, "
+            "minilm-static (fast, weaker), "
             "jina-code (needs a one-time download). Env: ASKREPO_MODEL.",
         ),
     ] = None,
