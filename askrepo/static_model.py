@@ -35,7 +35,7 @@ def distill(teacher_dir: Path, out: Path, progress: Callable[[str], None] | None
     if (out / "embeddings.npy").is_file():
         return out
     if progress is not None:
-        progress("distilling a static model from MiniLM (once; a minute idle, several on a busy machine)")
+        progress("distilling a static model from MiniLM (once; minutes on a busy machine)")
     tok = Tokenizer.from_file(str(teacher_dir / "tokenizer.json"))
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     vocab = tok.get_vocab_size()
