@@ -59,7 +59,9 @@ def model(request, int8, fp32):
 def test_model_table():
     assert emb.MODELS["minilm"] in (emb.MODELS["minilm-int8"], emb.MODELS["minilm-fp32"])
     assert emb.MODELS["minilm-int8"].model_id != emb.MODELS["minilm-fp32"].model_id
-    assert {s.dim for n, s in emb.MODELS.items() if n.startswith("minilm")} == {384}
+    transformers = {n: s for n, s in emb.MODELS.items() if n.startswith("minilm") and not s.static}
+    assert {s.dim for s in transformers.values()} == {384}
+    assert emb.MODELS["minilm-static"].static and emb.MODELS["minilm-static"].dim == 256
     assert emb.MODELS["jina-code"].hub_model == "jinaai/jina-embeddings-v2-base-code"
 
 
