@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from click import ClickException
 from rich.console import Console
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -36,23 +37,71 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+# What Ctrl-C means for each command (only `index` writes anything).
+_INTERRUPTED = {
+    "index": "Interrupted — nothing was committed; the previous index is still usable.",
+}
+
+
 def friendly(fn):
-    """Turn library errors and Ctrl-C into one-line messages with a non-zero exit code."""
+    """Turn library errors, bad ASKREPO_* values, OS and index errors and Ctrl-C into one-line
+    messages with a non-zero exit code. ASKREPO_DEBUG=1 re-raises unexpected errors (with
+    their traceback) for a bug report."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any):
+        from . import config
         from .errors import AskrepoError
 
         try:
+            config.validate()
+            if fn.__name__ == "index":
+                config.check_home(write=True)
             return fn(*args, **kwargs)
         except AskrepoError as exc:
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
-            fail("Interrupted — nothing was committed; the previous index is still usable.", 130)
+            fail(_INTERRUPTED.get(fn.__name__, "Interrupted."), 130)
         except BrokenPipeError:
             raise typer.Exit(0) from None
+        except (typer.Exit, typer.Abort, ClickException):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+            if os.environ.get("ASKREPO_DEBUG", "").strip() not in ("", "0"):
+                raise
+            fail(unexpected_error_message(exc), 1)
 
     return wrapper
+
+
+def unexpected_error_message(exc: BaseException) -> str:
+    """One line for an exception that is not an AskrepoError (pure; see ``friendly``)."""
+    from . import config
+
+    detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+    module = type(exc).__module__ or ""
+    if module.startswith(("lance", "pyarrow")) or "lance" in detail.lower():
+        return (
+            f"The index could not be read ({type(exc).__name__}: {detail}) — it may be damaged; "
+            "run `askrepo index --rebuild`"
+        )
+    if isinstance(exc, OSError):
+        where = exc.filename or ""
+        try:
+            in_home = bool(where) and Path(where).resolve().is_relative_to(config.home().resolve())
+        except (OSError, ValueError):
+            in_home = False
+        hint = (
+            "set ASKREPO_HOME to a writable directory"
+            if in_home
+            else "check that the path exists and is readable"
+        )
+        what = f"{exc.strerror or detail}" + (f": {where}" if where else "")
+        return f"{what} — {hint}"
+    return (
+        f"Unexpected error ({type(exc).__name__}: {detail}) — this is a bug in askrepo; "
+        "re-run with ASKREPO_DEBUG=1 for the traceback and report it"
+    )
 
 
 def default_repo(repo: Path | None) -> Path:
@@ -124,7 +173,6 @@ def index(
         typer.Option(
             "--model",
             help="Embedding model: minilm (default, embedded), minilm-fp32, minilm-int8, "
-            "minilm-static (fast, weaker), "
             "jina-code (needs a one-time download). Env: ASKREPO_MODEL.",
         ),
     ] = None,
@@ -303,7 +351,14 @@ def _print_index_summary(s: Any) -> None:
 @friendly
 def search(
     query: Annotated[str, typer.Argument(help="A question or an identifier.")],
-    repo: RepoOpt = None,
+    repo: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--repo",
+            help="Repository root (repeatable: results fused by rank; "
+            "default: git top-level of the current dir).",
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("-k", "--k", help="Number of results.")] = 8,
     mode: Annotated[str, typer.Option(help="dense | fts | hybrid")] = "hybrid",
     include_tests: Annotated[
@@ -338,7 +393,20 @@ def search(
     from .freshness import check_store
     from .retriever import Retriever, SearchOptions
 
-    root = default_repo(repo)
+    opts = SearchOptions(
+        k=k,
+        mode=mode,
+        include_tests=include_tests,
+        include_docs=include_docs,
+        expand=expand,
+        expand_depth=expand_depth,
+        max_per_file=max_per_file,
+    )
+    if repo and len(repo) > 1:  # several repositories: askrepo.multirepo fuses their rankings
+        from .cli_multi import search_repos
+
+        return search_repos(repo, query, opts, model=model, json_out=json_out, explain=explain)
+    root = default_repo(repo[0] if repo else None)
     retriever = Retriever.open(root, model=model)
     # Importing LanceDB takes over a second; load the embedding model and check the work tree
     # for changes meanwhile (native loading and file I/O overlap the import in two threads).
@@ -351,15 +419,6 @@ def search(
     fresh = check_store(retriever.store)
     warm.join()
     fresh = freshen(retriever, fresh, refresh)
-    opts = SearchOptions(
-        k=k,
-        mode=mode,
-        include_tests=include_tests,
-        include_docs=include_docs,
-        expand=expand,
-        expand_depth=expand_depth,
-        max_per_file=max_per_file,
-    )
     result = retriever.search(query, opts)
     result.stale, result.freshness = fresh.stale, fresh.to_dict()
     stale_note(fresh, root)
@@ -473,15 +532,23 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_plan import plan
+    from .cli_serve import serve
+    from .cli_token import token_app
+    from .cli_verify import verify
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    app.command("serve")(friendly(serve))
+    app.add_typer(token_app, name="token")
     from .cli_status import status_cmd
 
     app.command("status")(friendly(status_cmd))
     from .cli_watch import watch_cmd
 
     app.command("watch")(friendly(watch_cmd))
+    app.command("plan")(friendly(plan))
+    app.command("verify")(friendly(verify))
 
 
 _register_optional()

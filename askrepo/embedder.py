@@ -18,6 +18,7 @@ import numpy as np
 
 from askrepo import config, modelfetch
 from askrepo.errors import ModelUnavailableError, UsageError
+from askrepo.static_embed import DISTILL_VERSION
 
 
 class Embedder(Protocol):
@@ -36,7 +37,8 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One selectable embedding model. Exactly one of ``dist`` / ``hub_model`` is set."""
+    """One selectable embedding model. Exactly one of ``dist`` / ``hub_model`` /
+    ``distill_from`` is set."""
 
     model_id: str  # goes into the index key; names of the same model share it
     dim: int
@@ -47,7 +49,7 @@ class ModelSpec:
     quantize: bool = False  # dynamic int8 quantisation of the converted model
     hub_model: str | None = None  # fastembed model name, downloaded from Hugging Face
     download_mb: int = 0
-    static: bool = False  # distilled from MiniLM into token embeddings (askrepo.static_model)
+    distill_from: str | None = None  # MODELS name of the teacher of a static table (static_embed)
 
 
 _MINILM = {
@@ -75,16 +77,6 @@ MODELS: dict[str, ModelSpec] = {
     "minilm": _MINILM_FP32,
     "minilm-int8": _MINILM_INT8,
     "minilm-fp32": _MINILM_FP32,
-    "minilm-static": ModelSpec(
-        model_id="minilm-static-256",
-        dim=256,
-        max_tokens=100_000,
-        description="static token embeddings distilled locally from MiniLM (fast, weaker)",
-        dist=_MINILM["dist"],
-        version=_MINILM["version"],
-        download_mb=_MINILM["download_mb"],
-        static=True,
-    ),
     "jina-code": ModelSpec(
         model_id="jina-embeddings-v2-base-code",
         dim=768,
@@ -92,6 +84,16 @@ MODELS: dict[str, ModelSpec] = {
         description="jinaai/jina-embeddings-v2-base-code via fastembed; needs Hugging Face once",
         hub_model="jinaai/jina-embeddings-v2-base-code",
         download_mb=640,
+    ),
+    # model2vec-style static token vectors distilled from minilm-fp32. Measured and not
+    # recommended (hybrid search with it was no better than full-text alone; docs/models.md):
+    # kept selectable so the measurement can be reproduced.
+    "minilm-static": ModelSpec(
+        model_id=f"all-MiniLM-L6-v2-static256-v{DISTILL_VERSION}",
+        dim=256,
+        max_tokens=512,
+        description="static token vectors distilled from all-MiniLM-L6-v2 (not recommended)",
+        distill_from="minilm-fp32",
     ),
 }
 
@@ -172,10 +174,10 @@ def load_embedder(
     """
     spec = model_spec(name)
     _offline_env()
-    if spec.static:
-        from askrepo import static_model
+    if spec.distill_from is not None:
+        from askrepo.static_embed import load_static
 
-        return static_model.load(spec, progress=progress)
+        return load_static(spec, progress=progress)
     if spec.hub_model is not None:
         return FastembedEmbedder(spec, _load_hub_model(spec))
     model_dir = converted_model_dir(spec, progress=progress)
@@ -241,7 +243,7 @@ def load_query_embedder(name: str | None = None) -> Embedder:
     """An embedder for queries: the light ONNX path for converted models, else fastembed."""
     spec = model_spec(name)
     _offline_env()
-    if spec.hub_model is not None or spec.static:
+    if spec.hub_model is not None or spec.distill_from is not None:
         return load_embedder(name)
     model_dir = converted_model_dir(spec)
     try:
@@ -262,8 +264,8 @@ def converted_model_dir(spec: ModelSpec, progress: Callable[[str], None] | None 
     out = modelfetch.cache_dir("onnx") / f"{spec.model_id}-c{onnx_bert.CONVERTER_VERSION}"
     if (out / onnx_bert.MODEL_FILE).is_file():
         return out
-    root = modelfetch.package_dir(spec.dist, spec.version, progress=progress)
-    src = modelfetch.find_file(root, "model.safetensors").parent
+    weights = modelfetch.model_file(spec.dist, spec.version, "model.safetensors", progress=progress)
+    src = root = weights.parent
     try:
         return onnx_bert.convert(
             src,

@@ -1,7 +1,8 @@
 """The local LLM seam: one Protocol, backend choice, and think-block removal.
 
-Backends: ``askrepo.llm_ollama.OllamaLLM`` (a local Ollama server, default ``qwen3:14b``) and
-``askrepo.llm_embedded.EmbeddedLLM`` (SmolLM2-135M-Instruct through llama-cpp-python, shipped
+Backends: ``askrepo.llm_ollama.OllamaLLM`` (a local Ollama server, default ``qwen3:14b``),
+``askrepo.llm_openai.OpenAILLM`` (any OpenAI-compatible server: LM Studio, llama-server, vLLM…)
+and ``askrepo.llm_embedded.EmbeddedLLM`` (SmolLM2-135M-Instruct through llama-cpp-python, shipped
 in a PyPI wheel: always available offline, but a 135M model gives weak answers).
 """
 
@@ -14,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from askrepo.errors import BackendError, UsageError
 
-BACKENDS = ("auto", "ollama", "embedded")
+BACKENDS = ("auto", "ollama", "openai", "embedded")
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -24,7 +25,7 @@ THINK_CLOSE = "</think>"
 class LLM(Protocol):
     """A chat model that turns one prompt (plus optional system message) into text."""
 
-    name: str  # backend: "ollama" | "embedded"
+    name: str  # backend: "ollama" | "openai" | "embedded"
     model: str  # human-readable model name
     context_tokens: int  # prompt + answer must fit in this many tokens
 
@@ -138,10 +139,12 @@ def filtered_stream(
 def choose_backend(backend: str = "auto", model: str | None = None) -> LLM:
     """Return a ready LLM.
 
-    ``backend``: "ollama", "embedded" or "auto" (Ollama when the server answers and has the
-    model, else the embedded model; ``ASKREPO_BACKEND`` replaces "auto"). ``model``: the Ollama
-    model name (default ``ASKREPO_LLM``, else qwen3:14b); the embedded backend uses it only when
-    it is a path to a ``.gguf`` file. When "auto" falls back, the embedded LLM's ``note`` says why.
+    ``backend``: "ollama", "openai", "embedded" or "auto" (Ollama when the server answers and
+    has the model, else the OpenAI-compatible server at ``ASKREPO_OPENAI_BASE_URL`` when that is
+    set and serves the model, else the embedded model; ``ASKREPO_BACKEND`` replaces "auto").
+    ``model``: the model name (default ``ASKREPO_LLM``; Ollama's default is qwen3:14b, an OpenAI
+    server's its only model); the embedded backend uses it only when it is a path to a ``.gguf``
+    file. When "auto" falls back to the embedded LLM, its ``note`` says why.
     """
     backend = (backend or "auto").strip().lower()
     if backend == "auto":
@@ -167,6 +170,19 @@ def choose_backend(backend: str = "auto", model: str | None = None) -> LLM:
             return ollama_llm
     else:
         note = None
+
+    if backend == "openai" or (backend == "auto" and os.environ.get("ASKREPO_OPENAI_BASE_URL")):
+        from askrepo.llm_openai import OpenAILLM
+
+        openai_llm = OpenAILLM(model=model)
+        try:
+            openai_llm.check()
+        except BackendError as exc:
+            if backend == "openai":
+                raise
+            note = f"{note}; {exc}" if note else str(exc)
+        else:
+            return openai_llm
 
     from askrepo.llm_embedded import EmbeddedLLM
 

@@ -29,8 +29,7 @@ pytestmark = [
 
 JSON_KEYS = {
     "question", "answer", "citations", "invalid_citations", "retrieved", "backend", "model",
-    "timings_ms", "refused",
-    "indexed_commit", "head_commit", "stale", "changed_files",  # freshness (issue 13)
+    "timings_ms", "refused", "indexed_commit", "head_commit", "stale", "changed_files",
 }  # fmt: skip
 
 
