@@ -141,7 +141,9 @@ def _cli(*args, env=None, check=True):
 @pytest.mark.slow
 def test_cli_search_refresh_and_status_with_the_real_model(repo):
     """Real MiniLM, real CLI processes: stale note, --refresh, status JSON."""
-    _cli("index", str(repo), "--json")
+    summary = json.loads(_cli("index", str(repo), "--json").stdout)
+    assert FRESH_KEYS <= set(summary) and summary["stale"] is False
+    assert summary["chunks_with_vectors"] == summary["chunks_total"] > 0
     (repo / "shop" / "auth.py").write_text("def login_user(u, p):\n    return u == p\n")
 
     proc = _cli("search", "login_user", "--repo", str(repo), "--json")
@@ -189,3 +191,9 @@ def test_cli_status_during_phase_2(repo):
     # lexical search works before any vector exists
     proc = _cli("search", "authenticate_user", "--repo", str(repo), "--json", "--mode", "fts")
     assert json.loads(proc.stdout)["hits"][0]["symbol"] == "authenticate_user"
+    # hybrid says the dense side is partial (JSON and --explain)
+    proc = _cli("search", "authenticate_user", "--repo", str(repo), "--json")
+    out = json.loads(proc.stdout)
+    assert out["dense_partial"] is True and out["hits"][0]["symbol"] == "authenticate_user"
+    proc = _cli("search", "authenticate_user", "--repo", str(repo), "--explain")
+    assert "dense over 0/" in proc.stdout and "embedded chunks" in proc.stdout
