@@ -558,26 +558,23 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_history import why
     from .cli_plan import plan
     from .cli_serve import serve
+    from .cli_status import status_cmd
     from .cli_token import token_app
     from .cli_verify import verify
+    from .cli_watch import watch_cmd
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
-    app.command("serve")(friendly(serve))
-    app.add_typer(token_app, name="token")
-    from .cli_status import status_cmd
-
-    app.command("status")(friendly(status_cmd))
-    from .cli_watch import watch_cmd
-
-    app.command("watch")(friendly(watch_cmd))
     app.command("plan")(friendly(plan))
     app.command("verify")(friendly(verify))
-    from .cli_history import why
-
     app.command("why")(friendly(why))
+    app.command("status")(friendly(status_cmd))
+    app.command("watch")(friendly(watch_cmd))
+    app.command("serve")(friendly(serve))
+    app.add_typer(token_app, name="token")
 
 
 _register_optional()
