@@ -220,21 +220,24 @@ An interrupted run leaves the previous index usable.
             summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
     except KeyboardInterrupt:
         _interrupted(root, model, prog.searchable)
-    if json_out:
+    if not json_out:
+        _print_index_summary(summary)
+    hist = None
+    if history:  # askrepo.cli_history
+        from .cli_history import index_history_cmd
+
+        hist = index_history_cmd(
+            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
+        )
+    if json_out:  # one object; the history run's summary under "history"
         from .freshness import check_store
         from .store import open_index
 
         d = summary.to_dict()
         d.update(check_store(open_index(root, model)).to_dict())
+        if hist is not None:
+            d["history"] = hist.to_dict()
         print(json.dumps(d, ensure_ascii=False))
-    else:
-        _print_index_summary(summary)
-    if history:  # askrepo.cli_history
-        from .cli_history import index_history_cmd
-
-        index_history_cmd(
-            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
-        )
 
 
 def _interrupted(root: Path, model: str | None, searchable: bool) -> None:

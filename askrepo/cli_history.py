@@ -25,7 +25,9 @@ def _consoles() -> tuple[Any, Any]:
 
 def index_history_cmd(
     root: Path, *, model: str | None, depth: int | None, rebuild: bool, json_out: bool
-) -> None:
+) -> Any:
+    """Index the history; print its summary (unless ``json_out``: the caller prints it inside
+    the index run's JSON object). Returns the summary."""
     from askrepo.cli import _IndexProgress
     from askrepo.history import index_history
 
@@ -33,8 +35,7 @@ def index_history_cmd(
     with _IndexProgress(enabled=not json_out and err.is_terminal) as prog:
         s = index_history(root, model=model, depth=depth, rebuild=rebuild, progress=prog)
     if json_out:
-        print(json.dumps({"history": s.to_dict()}, ensure_ascii=False))
-        return
+        return s
     from rich.table import Table
 
     t = Table(show_header=False, box=None, pad_edge=False)
@@ -52,6 +53,7 @@ def index_history_cmd(
     if s.rebuilt:
         t.add_row("rebuilt", s.rebuilt)
     out.print(t)
+    return s
 
 
 # ---------------------------------------------------------------------------------------------

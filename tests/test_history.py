@@ -547,8 +547,8 @@ def real(repo, tmp_path_factory):
     home = tmp_path_factory.mktemp("home-real")
     p = _cli("index", str(root), "--history", "--json", home=home)
     assert p.returncode == 0, p.stderr
-    code, hist = (json.loads(line) for line in p.stdout.strip().split("\n"))
-    return root, shas, home, code, hist["history"]
+    code = json.loads(p.stdout)  # one object: the code index, its history run under "history"
+    return root, shas, home, code, code["history"]
 
 
 def test_real_model_index_and_search(real):
