@@ -250,6 +250,10 @@ def search(
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
+    files: Annotated[
+        bool,
+        typer.Option("--files", help="Rank files, not chunks (e.g. for a pasted bug report)."),
+    ] = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
     from .retriever import Retriever, SearchOptions
@@ -276,7 +280,7 @@ def search(
         expand_depth=expand_depth,
         max_per_file=max_per_file,
     )
-    result = retriever.search(query, opts)
+    result = retriever.search_files(query, opts) if files else retriever.search(query, opts)
     if stale:
         err.print(
             f"[yellow]note:[/] the working tree changed since it was indexed — "
@@ -287,7 +291,26 @@ def search(
     if json_out:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
+    if files:
+        print_files(result)
+        return
     print_hits(result, explain=explain)
+
+
+def print_files(result: Any) -> None:
+    from rich.table import Table
+
+    if not result.files:
+        out.print(f"No results for {result.query!r}.")
+        return
+    t = Table(box=None, header_style="bold")
+    for col, just in (("#", "right"), ("file", "left"), ("score", "right"), ("best", "left")):
+        t.add_column(col, justify=just)
+    for f in result.files:
+        b = f.best
+        best = f"{b['start_line']}-{b['end_line']}" + (f" {b['symbol']}" if b["symbol"] else "")
+        t.add_row(str(f.rank), f.path, f"{f.score:.4f}", best)
+    out.print(t)
 
 
 def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:

@@ -452,7 +452,7 @@ def parse_config(name: str) -> ConfigSpec:
                 "noenrich, enrich or contextual."
             )
     return ConfigSpec(
-        name=raw, mode=tokens[0], model=model, enrich=enrich, contextual=contextual, **flags
+        name=raw, mode=tokens[0][1], model=model, enrich=enrich, contextual=contextual, **flags
     )
 
 

@@ -193,6 +193,28 @@ class SearchResult:
         }
 
 
+@dataclass
+class FileSearchResult:
+    """``search --files``: files ranked by their chunks' evidence (``files.rank_files``)."""
+
+    query: str
+    repo: str
+    elapsed_ms: float
+    files: list[Any]  # files.FileHit
+    filters: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "repo": self.repo,
+            "elapsed_ms": round(self.elapsed_ms, 2),
+            "files": [f.to_dict() for f in self.files],
+        }
+
+
+FILE_POOL = 50  # chunk hits aggregated into files by search_files
+
+
 def _validate(query: str, opts: SearchOptions) -> None:
     if not query or not query.strip():
         raise UsageError("The query is empty — ask a question or name an identifier")
@@ -356,6 +378,26 @@ class Retriever:
             elapsed_ms=(time.perf_counter() - t0) * 1000,
             hits=hits,
             filters=filters,
+        )
+
+    def search_files(self, query: str, opts: SearchOptions | None = None) -> FileSearchResult:
+        """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
+        pasted bug report): the top FILE_POOL chunks, no per-file cap, aggregated per file."""
+        from dataclasses import replace
+
+        from .files import rank_files
+
+        opts = opts or SearchOptions()
+        t0 = time.perf_counter()
+        pool = replace(opts, k=max(FILE_POOL, opts.k), max_per_file=0, expand=False)
+        res = self.search(query, pool)
+        files = rank_files(res.hits)[: min(opts.k, MAX_K)]
+        return FileSearchResult(
+            query=query,
+            repo=res.repo,
+            elapsed_ms=(time.perf_counter() - t0) * 1000,
+            files=files,
+            filters=res.filters,
         )
 
     def _symbol_matches(
