@@ -1136,7 +1136,9 @@ class SuiteReport:
 
 def load_manifest(path: Path) -> list[SuiteEntry]:
     """A JSON list of ``{"name"?, "repo", "queries", "language"?}``. Relative paths are resolved
-    against the manifest's folder; ``$VARS`` and ``~`` are expanded (e.g. ``$ASKREPO_CORPORA``)."""
+    against the manifest's folder; ``$VARS`` and ``~`` are expanded (e.g. ``$ASKREPO_CORPORA``).
+    ``queries`` may be a file pattern (``dev/*.json``): one entry per match, named by its stem,
+    with ``{name}`` in ``repo`` replaced by it."""
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"No manifest at {path}; pass --manifest FILE (format: docs/eval.md).")
@@ -1158,14 +1160,19 @@ def load_manifest(path: Path) -> list[SuiteEntry]:
     for i, e in enumerate(data, 1):
         if not isinstance(e, dict) or not e.get("repo") or not e.get("queries"):
             raise UsageError(f"{path}: entry {i} needs 'repo' and 'queries'.")
-        out.append(
-            SuiteEntry(
-                name=str(e.get("name") or Path(str(e["queries"])).stem),
-                repo=resolve(str(e["repo"])),
-                queries=resolve(str(e["queries"])),
-                language=str(e["language"]) if e.get("language") else None,
+        queries = resolve(str(e["queries"]))
+        # a pattern ("dev/*.json") stands for every matching file; "{name}" in repo is its stem
+        files = sorted(queries.parent.glob(queries.name)) if "*" in queries.name else [queries]
+        for qf in files:
+            name = str(e.get("name") or qf.stem) if len(files) == 1 else qf.stem
+            out.append(
+                SuiteEntry(
+                    name=name,
+                    repo=resolve(str(e["repo"]).replace("{name}", qf.stem)),
+                    queries=qf,
+                    language=str(e["language"]) if e.get("language") else None,
+                )
             )
-        )
     return out
 
 

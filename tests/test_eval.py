@@ -591,6 +591,11 @@ def test_manifest_errors(tmp_path):
     (e,) = load_manifest(bad)
     assert e.name == "p" and e.queries == tmp_path / "q" / "p.json" and e.language == "go"
     assert "$HOME" not in str(e.repo)
+    (tmp_path / "q").mkdir()
+    for n in ("b", "a"):
+        (tmp_path / "q" / f"{n}.json").write_text("[]")
+    bad.write_text('[{"repo": "/c/{name}", "queries": "q/*.json"}]')
+    assert [(e.name, str(e.repo)) for e in load_manifest(bad)] == [("a", "/c/a"), ("b", "/c/b")]
 
 
 def test_run_suite_pools_repositories(tmp_path):
