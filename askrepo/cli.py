@@ -244,7 +244,13 @@ def search(
         bool, typer.Option("--expand", help="Add definitions the hits call, and callers.")
     ] = False,
     expand_depth: Annotated[int, typer.Option(help="Call-graph levels for --expand.")] = 2,
-    max_per_file: Annotated[int, typer.Option(help="At most this many hits per file.")] = 3,
+    max_per_file: Annotated[
+        int | None,
+        typer.Option(
+            help="At most this many hits per file (default: no cap; each further hit "
+            "of a file counts 0.95x less)."
+        ),
+    ] = None,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show dense/FTS ranks, fused score, filters.")
     ] = False,

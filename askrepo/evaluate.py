@@ -395,7 +395,7 @@ class ConfigSpec:
             expand=self.expand,
             symbol_boost=not self.nosymbol,
             disabled=self.disabled,
-            max_per_file=0 if self.files else SearchOptions.max_per_file,
+            max_per_file=0 if self.files else None,
         )
 
 
@@ -1041,7 +1041,7 @@ def _run_config(
     options = asdict(opts) | {"rerank": spec.rerank, "hyde": spec.hyde}
     want = opts.k
     if hide is not None:  # room for the question file's own chunks, which are dropped
-        opts = replace(opts, k=want + max(opts.max_per_file, 1))
+        opts = replace(opts, k=want + max(opts.max_per_file or 3, 1))
     if spec.variant is not None:
         options |= {"index_model": spec.model, "index_enrich": spec.enrich}
     if llm is not None:

@@ -16,7 +16,7 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``trivial``: a window that is only comments, blank lines or imports ranks below every
   non-trivial candidate (``is_trivial``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
-  (``saturate``), instead of a hard cap alone.
+  (``saturate``) instead of the old hard cap of 3 chunks per file.
 
 Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``text``,
 ``score``); the functions return new lists and never mutate their input.
@@ -45,14 +45,14 @@ FUSION = {
 }
 FLAT_FUSION = (1.0, 1.0, 1.0, 0.0)  # -adaptive: every list counts the same (askrepo <= 0.1)
 
-PATH_STEM_BOOST = 1.15  # a query word is the file's stem (or a part of it)
-PATH_DIR_BOOST = 1.07  # a query word is one of the file's directories
+PATH_STEM_BOOST = 1.08  # the query words name the file (its stem, or every part of it)
+PATH_DIR_BOOST = 1.04  # the query words name one of its directories
 COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as strong as the best
 COHERENCE_POOL = 30  # only the top candidates count as evidence
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 TRIVIAL_FACTOR = 0.5
-SATURATION = 0.8  # the second chunk of a file counts 0.8 of its score, the third 0.64, ...
+SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
 
 
 def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float, float]:
@@ -87,11 +87,22 @@ def words_match(a: str, b: str) -> bool:
     return len(short) >= 5 and long_.startswith(short)
 
 
-def _name_parts(name: str) -> list[str]:
-    """``api_router`` -> [api_router, api, router]; ``HttpClient`` -> [httpclient, http, client]."""
+def _name_parts(name: str) -> tuple[str, list[str]]:
+    """``api_router`` -> (api_router, [api, router]); ``HttpClient`` -> (httpclient, [http,
+    client]); parts shorter than 3 letters are dropped."""
     whole = name.lower().strip("_-. ")
     parts = [p.lower() for p in _CAMEL_PART.findall(name)]
-    return [p for p in dict.fromkeys([whole, *parts]) if len(p) >= 3]
+    return whole, [p for p in parts if len(p) >= 3]
+
+
+def names_file(words: Sequence[str], name: str) -> bool:
+    """Whether the query words name ``name`` (a file stem or a directory): one word matches it
+    whole (config -> config, dependency -> dependencies), or every part of a compound name is
+    matched by some word (rate limiter -> rate_limiter; status code !-> HttpStatusCode)."""
+    whole, parts = _name_parts(name)
+    if len(whole) >= 3 and any(words_match(w, whole) for w in words):
+        return True
+    return len(parts) >= 2 and all(any(words_match(w, p) for w in words) for p in parts)
 
 
 def split_path(path: str) -> tuple[str, list[str]]:
@@ -106,18 +117,16 @@ _GENERIC_STEMS = frozenset({"index", "main", "mod", "lib", "init", "__init__", "
 
 
 def path_word_factor(path: str, words: Sequence[str]) -> float:
-    """PATH_STEM_BOOST when a word matches the file stem (or a part of it), PATH_DIR_BOOST when it
-    matches a directory name, else 1. ``config`` -> config.py; ``dependency`` -> dependencies/."""
+    """PATH_STEM_BOOST when the words name the file stem, PATH_DIR_BOOST when they name one of
+    its directories (``names_file``), else 1. ``config`` -> config.py; ``dependency`` ->
+    dependencies/."""
     if not words:
         return 1.0
     stem, dirs = split_path(path)
-    if stem.lower() not in _GENERIC_STEMS:
-        parts = _name_parts(stem)
-        if any(words_match(w, p) for w in words for p in parts):
-            return PATH_STEM_BOOST
-    for d in dirs:
-        if any(words_match(w, p) for w in words for p in _name_parts(d)):
-            return PATH_DIR_BOOST
+    if stem.lower() not in _GENERIC_STEMS and names_file(words, stem):
+        return PATH_STEM_BOOST
+    if any(names_file(words, d) for d in dirs):
+        return PATH_DIR_BOOST
     return 1.0
 
 
@@ -279,9 +288,11 @@ def order_definitions(
 # Re-scoring the fused list
 
 
-def coherence_factors(hits: Sequence[Any], pool: int = COHERENCE_POOL) -> list[float]:
+def coherence_factors(hits: Sequence[Any], pool: int | None = None) -> list[float]:
     """Per hit: ``1 + COHERENCE * min(1, S / best)`` where S is the summed score of the *other*
-    candidates of its file among the top ``pool`` and best is the top candidate's score."""
+    candidates of its file among the top ``pool`` (COHERENCE_POOL) and best is the top
+    candidate's score."""
+    pool = COHERENCE_POOL if pool is None else pool
     top = hits[:pool]
     if not top:
         return [1.0] * len(hits)
@@ -324,10 +335,11 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
     return _with_scores(hits, scores)
 
 
-def saturate(hits: Sequence[Any], decay: float = SATURATION) -> list[Any]:
-    """The i-th hit (0-based, in score order) of a file scores ``score * decay**i``; re-sorted.
-
-    ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with decay 0.8 -> a.py 1.0, a.py 0.72, b.py 0.7."""
+def saturate(hits: Sequence[Any], decay: float | None = None) -> list[Any]:
+    """The i-th hit (0-based, in score order) of a file scores ``score * decay**i`` (decay:
+    SATURATION); re-sorted. ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with decay 0.8 -> a.py 1.0,
+    a.py 0.72, b.py 0.7."""
+    decay = SATURATION if decay is None else decay
     seen: dict[str, int] = {}
     scores = []
     for h in hits:

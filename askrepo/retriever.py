@@ -23,6 +23,7 @@ SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agre
 PHRASE_WEIGHT = 3.0  # chunks containing a quoted phrase of the question (e.g. an error message)
 MENTION_WEIGHT = 1.0  # chunks that mention an identifier the question names
 MAX_K = 100
+LEGACY_MAX_PER_FILE = 3  # the hard per-file cap when the saturation stage is off
 MAX_QUERY_CHARS = 100_000
 MODES = ("dense", "fts", "hybrid")
 
@@ -152,7 +153,6 @@ def mentions_any(text: str, names: Sequence[str]) -> bool:
     )
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The retriever
 
@@ -166,7 +166,7 @@ class SearchOptions:
     scope: bool = True  # False: no test/doc prefilter at all (for ablation)
     expand: bool = False
     expand_depth: int = 2
-    max_per_file: int = 3
+    max_per_file: int | None = None  # None: no cap, saturation decays (3 without saturation)
     candidates: int = 50
     extra_queries: list[str] = field(default_factory=list)
     symbol_boost: bool = True
@@ -361,9 +361,13 @@ class Retriever:
         if hybrid:
             hits = ranking.rescore(hits, q, off)
         hits = merge_overlaps(hits)
-        if hybrid and "saturation" not in off:
+        saturation = hybrid and "saturation" not in off
+        if saturation:
             hits = ranking.saturate(hits)
-        hits = diversify(hits, k, opts.max_per_file)
+        cap = opts.max_per_file
+        if cap is None:
+            cap = 0 if saturation else LEGACY_MAX_PER_FILE
+        hits = diversify(hits, k, cap)
         if opts.expand:
             hits += self._expand(hits, classes, opts.expand_depth, limit=k)
         for i, h in enumerate(hits, 1):
