@@ -52,11 +52,12 @@ def test_path_word_factor():
     assert ranking.path_word_factor("pkg/settings/base.py", words) == ranking.PATH_DIR_BOOST
     assert ranking.path_word_factor("pkg/v1/mypy.py", words) == 1.0
     # a compound stem needs all its parts: "api router" names api_router.py, "router" does not
-    assert ranking.path_word_factor("pkg/api_router.py", ["api", "router"]) == ranking.PATH_STEM_BOOST
+    stem = ranking.PATH_STEM_BOOST
+    assert ranking.path_word_factor("pkg/api_router.py", ["api", "router"]) == stem
     assert ranking.path_word_factor("pkg/api_router.py", ["router"]) == 1.0
     status = parse_query("decide whether a status code counts as success").words
     assert ranking.path_word_factor("lib/HttpStatusCode.js", status) == 1.0
-    assert ranking.path_word_factor("mw/rate_limiter.go", ["limit", "rate"]) == ranking.PATH_STEM_BOOST  # prefix
+    assert ranking.path_word_factor("mw/rate_limiter.go", ["limit", "rate"]) == stem  # a prefix
     assert ranking.path_word_factor("pkg/index.ts", ["index"]) == 1.0  # generic stems never
 
 
