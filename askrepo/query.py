@@ -4,7 +4,8 @@
 time per search and classifies the question:
 
 * ``symbol``: a bare identifier or qualified name (``Field``, ``HttpClient``, ``Foo::Bar``,
-  ``a.b``, ``_private``, ``resolve_command()``), optionally with a kind word ("class Field").
+  ``a.b``, ``_private``, ``resolve_command()``, ``memoize``), optionally with a kind word
+  ("class Field").
 * ``trace``: a pasted stack trace or a long issue body (many lines or characters).
 * ``natural``: everything else (a question in words).
 
@@ -20,7 +21,6 @@ from .identifiers import (
     FILE_EXTENSIONS,
     STOP_WORDS,
     fts_query,
-    looks_like_identifier,
     query_identifiers,
 )
 
@@ -95,7 +95,8 @@ def file_names(query: str) -> list[str]:
 
 def bare_symbol(query: str) -> str | None:
     """The name when the whole question is one identifier (plus optional kind words):
-    ``Field`` -> Field, ``class Foo::Bar`` -> Foo.Bar, ``resolve()`` -> resolve, else None."""
+    ``Field`` -> Field, ``class Foo::Bar`` -> Foo.Bar, ``resolve()`` -> resolve, ``memoize`` ->
+    memoize (one word is looked up as a name), else None."""
     tokens = query.strip().rstrip("?").split()
     names = [t for t in tokens if t.lower().strip("`") not in _KIND_WORDS] or tokens
     if len(names) != 1 or len(tokens) > 3:
@@ -104,11 +105,6 @@ def bare_symbol(query: str) -> str | None:
     if m is None:
         return None
     name = m.group(1).replace("::", ".").replace("#", ".")
-    if len(tokens) == 1 and not m.group(2) and "`" not in names[0]:
-        # one plain lowercase English word ("configuration") is a question, not a symbol,
-        # unless it looks like code (snake_case, camelCase, dotted, _private)
-        if name.islower() and name.isalpha() and not looks_like_identifier(name):
-            return None
     if "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
         return None  # a file name (core.py)
     return name

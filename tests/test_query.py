@@ -30,7 +30,7 @@ from askrepo.query import (
         ("class Field", "Field"),
         ("the Deserialize trait", None),  # "the" is not a kind word: a question
         ("Deserialize trait", "Deserialize"),
-        ("configuration", None),  # one plain English word is a question
+        ("memoize", "memoize"),  # one word is looked up as a name
         ("core.py", None),  # a file name
         ("where is Field defined", None),
         ("", None),
