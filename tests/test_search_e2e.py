@@ -152,7 +152,7 @@ def test_search_files_for_a_pasted_bug_report(retriever, indexed):
     assert paths[0] in ("shop/cart.py", "shop/pricing.py"), paths
     assert {"shop/cart.py", "shop/pricing.py"} <= set(paths)
     assert [f.rank for f in res.files] == list(range(1, len(res.files) + 1))
-    assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:]))
+    assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:], strict=False))
 
     root, home, _ = indexed
     p = _cli("search", report, "--files", "--json", "-k", "3", "--repo", str(root), home=home)
