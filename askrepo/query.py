@@ -51,6 +51,25 @@ _IDENT_ONLY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.([A-Za-z0-9]{1,5}))(?=[\s:,;)\]\"'`]|$)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
+_TEST_WORDS = re.compile(
+    r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
+    r"mocked|conftest|test suite|coverage)\b",
+    re.I,
+)
+_DOC_WORDS = re.compile(
+    r"\b(readme|docs?|documentation|documented|document|changelog|tutorial|guide|"
+    r"manual|user guide|faq|examples? in the docs|markdown|rst)\b",
+    re.I,
+)
+
+
+def detect_scope(query: str) -> tuple[bool, bool]:
+    """Whether a question is about tests and/or docs: (include_tests, include_docs).
+
+    "where is X tested", "which tests cover Y" → tests; "what does the README say" → docs.
+    """
+    return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
+
 
 @dataclass(frozen=True)
 class Query:
@@ -63,6 +82,8 @@ class Query:
     words: tuple[str, ...]  # lowercase content words (no stop words), for path-word matching
     fts: str  # the FTS query string
     dense_text: str  # what the embedding model reads
+    about_tests: bool = False  # "where is X tested" (detect_scope)
+    about_docs: bool = False  # "what does the README say"
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -147,6 +168,7 @@ def parse_query(text: str) -> Query:
     else:
         kind = NATURAL
     phrases = quoted_phrases(text)
+    scope = detect_scope(text)
     return Query(
         text=text,
         kind=kind,
@@ -157,4 +179,6 @@ def parse_query(text: str) -> Query:
         words=tuple(content_words(text)),
         fts=fts_query(text),
         dense_text=dense_query_text(text, idents),
+        about_tests=scope[0],
+        about_docs=scope[1],
     )

@@ -12,7 +12,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
-  unless the query names them (``path_prior``).
+  unless the query names them (``path_prior``); so are tests inside code files unless the
+  question is about tests (``symbol_prior``).
 * ``trivial``: a window that is only comments, blank lines or imports ranks below every
   non-trivial candidate (``is_trivial``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
@@ -51,6 +52,7 @@ COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as stron
 COHERENCE_POOL = 30  # only the top candidates count as evidence
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
+PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 TRIVIAL_FACTOR = 0.5
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
 
@@ -153,6 +155,17 @@ def is_barrel(text: str) -> bool:
     if not lines:
         return False
     return sum(1 for ln in lines if _BARREL_LINE.match(ln)) >= 0.6 * len(lines)
+
+
+_TEST_SEGMENT = re.compile(r"(?:^|\.)(?:tests?|test_\w*)(?:\.|$)")
+
+
+def symbol_prior(symbol: str | None, q: Query) -> float:
+    """PRIOR_INLINE_TEST for a test that lives in a code file (``tests.test_decoder`` in a Rust
+    ``mod tests``, a ``test_*`` function), unless the question is about tests."""
+    if not symbol or q.about_tests or not _TEST_SEGMENT.search(symbol):
+        return 1.0
+    return PRIOR_INLINE_TEST
 
 
 def path_prior(path: str, text: str, q: Query) -> float:
@@ -323,7 +336,10 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
     if "pathwords" not in off and q.kind == NATURAL:
         scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
     if "priors" not in off:
-        scores = [s * path_prior(h.path, h.text, q) for s, h in zip(scores, hits, strict=True)]
+        scores = [
+            s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)
+            for s, h in zip(scores, hits, strict=True)
+        ]
     if "trivial" not in off:
         trivial = [h.kind in NON_DEFINITION_KINDS and is_trivial(h.text) for h in hits]
         floor = min((s for s, t in zip(scores, trivial, strict=True) if not t), default=None)

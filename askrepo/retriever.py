@@ -16,7 +16,13 @@ from typing import Any
 from . import config, ranking
 from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit
 from .errors import UsageError
-from .query import Query, dense_query_text, parse_query, quoted_phrases  # noqa: F401 (re-export)
+from .query import (  # noqa: F401 (re-exported)
+    Query,
+    dense_query_text,
+    detect_scope,
+    parse_query,
+    quoted_phrases,
+)
 
 RRF_K = 60
 SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agree on
@@ -51,26 +57,6 @@ def rrf(
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
     order = {doc: n for n, doc in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
-
-
-_TEST_WORDS = re.compile(
-    r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
-    r"mocked|conftest|test suite|coverage)\b",
-    re.I,
-)
-_DOC_WORDS = re.compile(
-    r"\b(readme|docs?|documentation|documented|document|changelog|tutorial|guide|"
-    r"manual|user guide|faq|examples? in the docs|markdown|rst)\b",
-    re.I,
-)
-
-
-def detect_scope(query: str) -> tuple[bool, bool]:
-    """Whether a question is about tests and/or docs: (include_tests, include_docs).
-
-    "where is X tested", "which tests cover Y" → tests; "what does the README say" → docs.
-    """
-    return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
 
 
 def allowed_classes(include_tests: bool, include_docs: bool) -> set[str]:
@@ -271,8 +257,9 @@ class Retriever:
 
         filters: list[str] = []
         classes: set[str] | None = None
+        q = parse_query(query)
         if opts.scope:
-            auto_tests, auto_docs = detect_scope(query)
+            auto_tests, auto_docs = q.about_tests, q.about_docs
             inc_tests = opts.include_tests
             if inc_tests is None:
                 inc_tests = auto_tests or not config.exclude_tests()
@@ -285,7 +272,6 @@ class Retriever:
             if not inc_docs:
                 filters.append("docs excluded")
 
-        q = parse_query(query)
         off = frozenset(opts.disabled)
         hybrid = opts.mode == "hybrid"
         w_dense, w_fts, w_mention, w_file = ranking.fusion_weights(q, "adaptive" not in off)

@@ -215,3 +215,14 @@ def test_definition_key_prefers_the_trait_over_impl_methods():
         ("trait", chunk("src/de/mod.rs", "Deserialize", kind="class")),
     ]
     assert ranking.order_definitions(found, q, {"impl": 0.1}) == ["trait", "impl"]
+
+
+def test_symbol_prior_demotes_tests_inside_code_files():
+    q = parse_query("read a chunked request body")
+    assert ranking.symbol_prior("tests.test_decoder_request", q) == ranking.PRIOR_INLINE_TEST
+    assert ranking.symbol_prior("test_parse", q) == ranking.PRIOR_INLINE_TEST
+    assert ranking.symbol_prior("TestClient.get", q) == 1.0  # a library class named Test*
+    assert ranking.symbol_prior("Decoder.decode", q) == 1.0
+    assert ranking.symbol_prior("attestation", q) == 1.0 and ranking.symbol_prior(None, q) == 1.0
+    about = parse_query("which tests cover the chunked decoder?")
+    assert about.about_tests and ranking.symbol_prior("tests.test_decoder", about) == 1.0
