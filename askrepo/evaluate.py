@@ -343,7 +343,7 @@ def paired_counts(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, int, 
 _MODES = ("dense", "fts", "hybrid")
 _FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol", "files")
 NDCG_K = 10  # NDCG is always NDCG@10 (each search fetches at least 10 hits)
-FILE_POOL = 50  # chunk hits aggregated per file by a +files configuration
+FILE_POOL = 20  # chunk hits aggregated per file by a +files configuration (as search --files)
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,7 @@ class FileSearchResult:
         }
 
 
-FILE_POOL = 50  # chunk hits aggregated into files by search_files
+FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
 def _validate(query: str, opts: SearchOptions) -> None:
@@ -372,14 +372,15 @@ class Retriever:
 
     def search_files(self, query: str, opts: SearchOptions | None = None) -> FileSearchResult:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
-        pasted bug report): the top FILE_POOL chunks, no per-file cap, aggregated per file."""
+        pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
+        file by ``files.rank_files``."""
         from dataclasses import replace
 
         from .files import rank_files
 
         opts = opts or SearchOptions()
         t0 = time.perf_counter()
-        pool = replace(opts, k=max(FILE_POOL, opts.k), max_per_file=0, expand=False)
+        pool = replace(opts, k=max(FILE_POOL, 2 * opts.k), max_per_file=0, expand=False)
         res = self.search(query, pool)
         files = rank_files(res.hits)[: min(opts.k, MAX_K)]
         return FileSearchResult(

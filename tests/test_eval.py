@@ -538,7 +538,7 @@ def test_parse_config_ablations():
     o = parse_config("hybrid+scope-trivial").options(5)
     assert o.disabled == ("trivial",) and o.k == 10  # NDCG@10 needs ten hits
     f = parse_config("hybrid+scope+files")
-    assert f.files and f.options(5).max_per_file == 0 and f.options(5).k == 50
+    assert f.files and f.options(5).max_per_file == 0 and f.options(5).k == 20
     with pytest.raises(UsageError):
         parse_config("hybrid-bogus")
 
