@@ -245,9 +245,25 @@ def is_trivial(text: str) -> bool:
 _KIND_RANK = {"class": 0, "function": 1, "method": 2}
 
 
+def symbol_names(q: Query, smart: bool = True) -> list[str]:
+    """Names whose definitions are looked up. With ``smart`` (stage ``defs``): a symbol query's
+    bare name too, and its other first-letter case (``logger`` also finds class ``Logger``,
+    ``Parse`` also ``parse``); without: the code-looking identifiers only (as before)."""
+    if not smart:
+        return list(q.identifiers)
+    names = list(q.symbols)
+    if q.symbol:
+        last = q.symbol.rsplit(".", 1)[-1]
+        flipped = last[:1].swapcase() + last[1:]
+        if flipped != last:
+            names.append(q.symbol[: len(q.symbol) - len(last)] + flipped)
+    return list(dict.fromkeys(names))
+
+
 def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) -> tuple:
     """Sort key (smaller first) among definitions of ``name`` found for a symbol query:
 
+    0. the exact spelling before the other first-letter case (``symbol_names``);
     1. the file's stem matches the name (``Field`` -> fields.py, ``HttpClient`` -> http_client.go);
     2. not demoted by a path prior (a ``v1/`` copy after the current one);
     3. type-level definitions (class, struct, trait, interface: kind ``class``) before functions
@@ -261,7 +277,9 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
         stem
     )
     prior = path_prior(chunk.path, chunk.text, q) < 1.0
+    exact = (chunk.symbol or "").rsplit(".", 1)[-1] == last
     return (
+        not exact,
         not stem_match,
         prior,
         _KIND_RANK.get(chunk.kind, 3),

@@ -306,7 +306,7 @@ class Retriever:
         symbol_ids: list[str] = []
         if hybrid and opts.symbol_boost:
             order = [cid for cid, _ in fused]
-            names = list(q.symbols if "defs" not in off else q.identifiers)
+            names = ranking.symbol_names(q, "defs" not in off)
             found = self._symbol_matches(names, classes, chunks)
             symbol_ids = ranking.order_definitions(found, q, dict(fused), "defs" not in off)
             extra = [(symbol_ids, SYMBOL_WEIGHT)]

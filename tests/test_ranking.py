@@ -226,3 +226,14 @@ def test_symbol_prior_demotes_tests_inside_code_files():
     assert ranking.symbol_prior("attestation", q) == 1.0 and ranking.symbol_prior(None, q) == 1.0
     about = parse_query("which tests cover the chunked decoder?")
     assert about.about_tests and ranking.symbol_prior("tests.test_decoder", about) == 1.0
+
+
+def test_symbol_names_and_case():
+    assert ranking.symbol_names(parse_query("logger")) == ["logger", "Logger"]
+    assert ranking.symbol_names(parse_query("Foo::parse")) == ["Foo.parse", "Foo.Parse"]
+    assert ranking.symbol_names(parse_query("Field"), smart=False) == []  # not code-looking
+    q = parse_query("how does `HttpClient` retry?")
+    assert ranking.symbol_names(q) == ["HttpClient"]
+    found = [("cls", chunk("src/Logger.php", "Logger")), ("fn", chunk("src/x.php", "logger"))]
+    # the exact spelling first, even though the class's file is named after it
+    assert ranking.order_definitions(found, parse_query("logger"), {}) == ["fn", "cls"]
