@@ -7,7 +7,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 
 * ``adaptive``: fusion weights by query kind (``fusion_weights``).
 * ``defs``: for symbol queries, definitions of the name first, best definition first
-  (``definition_key``); a bare word such as ``Field`` counts as a name.
+  (``definition_key``; the best PINNED_DEFINITIONS are pinned above everything, ``pin_first``);
+  a bare word such as ``Field`` counts as a name, in either first-letter case.
 * ``pathwords``: a natural-language query word matching a file's stem or directory raises that
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
@@ -54,6 +55,7 @@ PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examp
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 TRIVIAL_FACTOR = 0.5
+PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
 
 
@@ -381,3 +383,26 @@ def saturate(hits: Sequence[Any], decay: float | None = None) -> list[Any]:
         seen[h.path] = n + 1
         scores.append(h.score * decay**n)
     return _with_scores(hits, scores)
+
+
+def pin_first(
+    hits: Sequence[Any], defs: Sequence[tuple[str, int]], limit: int | None = None
+) -> list[Any]:
+    """Place the hits holding the first ``limit`` (PINNED_DEFINITIONS) definitions ``defs``
+    ((path, start_line), best first) at the top in that order, above every other hit; the
+    rest keep their order. Scores stay monotone: pinned hits score just above the best."""
+    limit = PINNED_DEFINITIONS if limit is None else limit
+    pinned: list[int] = []
+    for path, line in defs:
+        if len(pinned) >= limit:
+            break
+        for i, h in enumerate(hits):
+            if h.path == path and h.start_line <= line <= h.end_line and i not in pinned:
+                pinned.append(i)
+                break
+    if not pinned:
+        return list(hits)
+    top = max(h.score for h in hits)
+    step = max(abs(top), 1e-6) * 1e-3
+    head = [replace(hits[i], score=top + (len(pinned) - n) * step) for n, i in enumerate(pinned)]
+    return head + [h for i, h in enumerate(hits) if i not in set(pinned)]

@@ -350,6 +350,10 @@ class Retriever:
         saturation = hybrid and "saturation" not in off
         if saturation:
             hits = ranking.saturate(hits)
+        if symbol_ids and q.kind == "symbol" and "defs" not in off:
+            hits = ranking.pin_first(
+                hits, [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
+            )
         cap = opts.max_per_file
         if cap is None:
             cap = 0 if saturation else LEGACY_MAX_PER_FILE

@@ -237,3 +237,23 @@ def test_symbol_names_and_case():
     found = [("cls", chunk("src/Logger.php", "Logger")), ("fn", chunk("src/x.php", "logger"))]
     # the exact spelling first, even though the class's file is named after it
     assert ranking.order_definitions(found, parse_query("logger"), {}) == ["fn", "cls"]
+
+
+def test_pin_first_hand_worked():
+    hits = [
+        hit("a.py", 0.05, start=1, end=9),
+        hit("b.py", 0.04, start=10, end=30),
+        hit("c.py", 0.03, start=1, end=5),
+        hit("b.py", 0.02, start=40, end=50),
+    ]
+    # definitions: b.py line 12 (inside the second hit), c.py line 3, b.py line 45, d.py
+    out = ranking.pin_first(hits, [("b.py", 12), ("c.py", 3), ("b.py", 45), ("d.py", 1)], 2)
+    assert [(h.path, h.start_line) for h in out] == [
+        ("b.py", 10),
+        ("c.py", 1),
+        ("a.py", 1),
+        ("b.py", 40),
+    ]
+    # pinned scores sit just above the best one: 0.05 + 2 * 5e-5, 0.05 + 5e-5
+    assert [h.score for h in out[:3]] == pytest.approx([0.0501, 0.05005, 0.05])
+    assert ranking.pin_first(hits, [("zzz.py", 1)]) == hits
