@@ -118,12 +118,20 @@ def split_path(path: str) -> tuple[str, list[str]]:
 
 
 _GENERIC_STEMS = frozenset({"index", "main", "mod", "lib", "init", "__init__", "__main__", "app"})
+# Words about code itself, not its domain: "the same file", "which function" name no file.
+_META_WORDS = frozenset(
+    """
+    file files code function functions method methods class classes module modules package
+    packages source sources line lines program project repo repository library thing things
+    """.split()
+)
 
 
 def path_word_factor(path: str, words: Sequence[str]) -> float:
     """PATH_STEM_BOOST when the words name the file stem, PATH_DIR_BOOST when they name one of
     its directories (``names_file``), else 1. ``config`` -> config.py; ``dependency`` ->
-    dependencies/."""
+    dependencies/. Words about code itself ("the same file", "which function") never count."""
+    words = [w for w in words if w not in _META_WORDS]
     if not words:
         return 1.0
     stem, dirs = split_path(path)

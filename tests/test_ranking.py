@@ -59,6 +59,8 @@ def test_path_word_factor():
     assert ranking.path_word_factor("lib/HttpStatusCode.js", status) == 1.0
     assert ranking.path_word_factor("mw/rate_limiter.go", ["limit", "rate"]) == stem  # a prefix
     assert ranking.path_word_factor("pkg/index.ts", ["index"]) == 1.0  # generic stems never
+    merged = parse_query("where are hits from the same file merged").words
+    assert ranking.path_word_factor("askrepo/files.py", merged) == 1.0  # "file" is no domain
 
 
 # --- path priors ----------------------------------------------------------------------------
