@@ -401,7 +401,13 @@ def search(
         bool, typer.Option("--expand", help="Add definitions the hits call, and callers.")
     ] = False,
     expand_depth: Annotated[int, typer.Option(help="Call-graph levels for --expand.")] = 2,
-    max_per_file: Annotated[int, typer.Option(help="At most this many hits per file.")] = 3,
+    max_per_file: Annotated[
+        int | None,
+        typer.Option(
+            help="At most this many hits per file (default: no cap; each further hit "
+            "of a file counts 0.95x less)."
+        ),
+    ] = None,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show dense/FTS ranks, fused score, filters.")
     ] = False,
@@ -410,6 +416,10 @@ def search(
     refresh: RefreshOpt = False,
     history: Annotated[
         bool, typer.Option("--history", help="Search commit messages instead of code.")
+    ] = False,
+    files: Annotated[
+        bool,
+        typer.Option("--files", help="Rank files, not chunks (e.g. for a pasted bug report)."),
     ] = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
@@ -448,13 +458,32 @@ def search(
     fresh = check_store(retriever.store)
     warm.join()
     fresh = freshen(retriever, fresh, refresh)
-    result = retriever.search(query, opts)
+    result = retriever.search_files(query, opts) if files else retriever.search(query, opts)
     result.stale, result.freshness = fresh.stale, fresh.to_dict()
     stale_note(fresh, root)
     if json_out:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
+    if files:
+        print_files(result)
+        return
     print_hits(result, explain=explain)
+
+
+def print_files(result: Any) -> None:
+    from rich.table import Table
+
+    if not result.files:
+        out.print(f"No results for {result.query!r}.")
+        return
+    t = Table(box=None, header_style="bold")
+    for col, just in (("#", "right"), ("file", "left"), ("score", "right"), ("best", "left")):
+        t.add_column(col, justify=just)
+    for f in result.files:
+        b = f.best
+        best = f"{b['start_line']}-{b['end_line']}" + (f" {b['symbol']}" if b["symbol"] else "")
+        t.add_row(str(f.rank), f.path, f"{f.score:.4f}", best)
+    out.print(t)
 
 
 def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:

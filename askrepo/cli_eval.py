@@ -62,13 +62,25 @@ def eval_cmd(
     out_file: Annotated[
         Path | None, typer.Option("--out", help="With --from-git: where to save the set.")
     ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            "-m",
+            help="Benchmark manifest: a JSON list of {name, repo, queries, language}; runs every "
+            "repository (each indexed) and pools the questions (see docs/eval.md).",
+        ),
+    ] = None,
 ) -> None:
-    """Measure retrieval quality (hit@k, recall@k, MRR) of each search configuration."""
+    """Measure retrieval quality (hit@k, MRR, NDCG@10, file hit@k) of each search configuration."""
     from rich.console import Console
 
     from askrepo.cli import default_repo
     from askrepo.evaluate import load_queries, run_eval
 
+    if manifest is not None:
+        _suite(manifest, configs, k, baseline, json_out)
+        return
     root = default_repo(repo)
     if from_git:  # askrepo.cli_history / askrepo.gitevals
         from askrepo.cli_history import eval_from_git_cmd
@@ -105,6 +117,98 @@ def eval_cmd(
     print_report(report, Console())
 
 
+def _suite(manifest: Path, configs: str, k: int, baseline: str | None, json_out: bool) -> None:
+    from rich.console import Console
+
+    from askrepo.evaluate import load_manifest, run_suite
+
+    entries = load_manifest(manifest)
+    names = [c.strip() for c in configs.split(",") if c.strip()]
+    err = Console(stderr=True)
+    with err.status("evaluating…") as status:
+        report = run_suite(
+            entries,
+            names,
+            k,
+            baseline=baseline,
+            manifest=str(manifest),
+            progress=lambda msg: status.update(msg),
+        )
+    if json_out:
+        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+        return
+    print_suite(report, Console())
+
+
+def _metrics_table(title: str, rows, k: int):  # noqa: ANN001, ANN202 - rich objects
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    t.add_column("config", no_wrap=True)
+    for col in ("n", "nDCG@10", "hit@1", f"hit@{k}", "file@1", "file@5", "fileMRR", "p50ms"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for name, c in rows:
+        if c.status != "ok":
+            t.add_row(name, "[yellow]skipped[/]")
+            continue
+        t.add_row(
+            name,
+            str(c.n),
+            _fmt(c.ndcg_at_10, pct=False),
+            _fmt(c.hit_at_1),
+            _fmt(c.hit_at_k),
+            _fmt(c.file_hit_at_1),
+            _fmt(c.file_hit_at_5),
+            _fmt(c.file_mrr, pct=False),
+            _ms(c.latency_p50_ms),
+        )
+    return t
+
+
+def _breakdown(title: str, configs, attr: str):  # noqa: ANN001, ANN202 - rich objects
+    """nDCG@10 per config (rows) and per language / category (columns)."""
+    from rich import box
+    from rich.table import Table
+
+    ok = [c for c in configs if c.status == "ok"]
+    keys = sorted({key for c in ok for key in getattr(c, attr)})
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    t.add_column("config", no_wrap=True)
+    for key in keys:
+        n = max(getattr(c, attr)[key].get("n", 0) for c in ok)
+        t.add_column(f"{key} ({n})", justify="right", no_wrap=True)
+    for c in ok:
+        cells = getattr(c, attr)
+        t.add_row(c.name, *[_fmt(cells.get(key, {}).get("ndcg_at_10"), pct=False) for key in keys])
+    return t
+
+
+def print_suite(report, console) -> None:  # noqa: ANN001 - SuiteReport, rich Console
+    """Pooled metrics, per-repository nDCG, per-language and per-category nDCG, McNemar."""
+    k = report.k
+    n = sum(r.n_answerable for r in report.repos)
+    console.print(f"[bold]{report.manifest}[/]: {len(report.repos)} repositories, {n} questions")
+    for m in report.missing:
+        console.print(f"[yellow]not evaluated:[/] {m['name']}: {m['reason']}")
+    console.print(_metrics_table("All questions (pooled)", [(c.name, c) for c in report.pooled], k))
+    console.print(_breakdown("nDCG@10 per language", report.pooled, "by_language"))
+    console.print(_breakdown("nDCG@10 per category", report.pooled, "by_tag"))
+    rows = []
+    for r in report.repos:
+        for c in r.configs:
+            rows.append((f"{Path(r.repo).name} {c.name}", c))
+    console.print(_metrics_table("Per repository", rows, k))
+    pairs = {(p.b, p.metric): p for p in report.comparisons if p.a == report.baseline}
+    for c in report.pooled:
+        p = pairs.get((c.name, "hit@k"))
+        if p is not None:
+            console.print(
+                f"McNemar hit@{k} {report.baseline} vs {c.name}: base only {p.a_only}, "
+                f"other only {p.b_only}, p = {p.p_value:.3g}"
+            )
+
+
 def _fmt(x: float | None, pct: bool = True) -> str:
     if x is None:
         return "–"
@@ -139,7 +243,8 @@ def print_report(report: EvalReport, console) -> None:  # noqa: ANN001 - rich Co
         collapse_padding=True,
     )
     t.add_column("config", no_wrap=True)
-    for col in ("hit@1", f"hit@{k}", f"rec@{k}", "MRR", f"sym@{k}", "t/d", "p50ms", "p95ms"):
+    cols = ("hit@1", f"hit@{k}", f"rec@{k}", "MRR", "nDCG@10", "file@5", f"sym@{k}", "t/d")
+    for col in (*cols, "p50ms", "p95ms"):
         t.add_column(col, justify="right", no_wrap=True)
     for c in report.configs:
         if c.status != "ok":
@@ -151,6 +256,8 @@ def print_report(report: EvalReport, console) -> None:  # noqa: ANN001 - rich Co
             _fmt(c.hit_at_k),
             _fmt(c.recall_at_k),
             _fmt(c.mrr, pct=False),
+            _fmt(c.ndcg_at_10, pct=False),
+            _fmt(c.file_hit_at_5),
             _fmt(c.symbol_hit_at_k),
             _fmt(c.wasted_share),
             _ms(c.latency_p50_ms),

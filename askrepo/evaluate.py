@@ -65,6 +65,8 @@ class EvalQuery:
     expected: list[Expected]
     tags: list[str] = field(default_factory=list)
     absent: bool = False  # about something the code base does not contain
+    secondary: list[Expected] = field(default_factory=list)  # half-gain targets (NDCG)
+    language: str | None = None  # the repository's language, for per-language breakdowns
 
 
 def parse_queries(text: str, source: str = "<queries>") -> list[EvalQuery]:
@@ -76,8 +78,11 @@ def parse_queries(text: str, source: str = "<queries>") -> list[EvalQuery]:
       "locations": [{"path", "line_min", "line_max"}]}, "category"?}``; ``result ==
       "insufficient_evidence"`` marks an absent question.
 
-    The format is decided per record by the shape of ``expected`` (a list or an object), so a
-    JSON list or JSON lines of either shape are accepted.
+    * benchmark format: a JSON list of ``{"query", "relevant": ["path" | {"path",
+      "start_line", "end_line"}], "secondary"?: [...], "category"?, "language"?, "id"?}``.
+
+    The format is decided per record (``query`` + ``relevant``, or the shape of ``expected``: a
+    list or an object), so a JSON list or JSON lines of any shape are accepted.
     """
     stripped = text.strip()
     if not stripped:
@@ -114,10 +119,54 @@ def load_queries(path: Path) -> list[EvalQuery]:
     return parse_queries(path.read_text(encoding="utf-8"), str(path))
 
 
+def _targets(items: Any, where: str) -> list[Expected]:
+    """``["path", {"path", "start_line"?, "end_line"?, "symbol"?}]`` -> Expected list."""
+    if not isinstance(items, list):
+        raise UsageError(f"{where}: 'relevant' and 'secondary' must be lists.")
+    out = []
+    for e in items:
+        if isinstance(e, str) and e:
+            out.append(Expected(path=e))
+            continue
+        if not isinstance(e, dict) or not e.get("path"):
+            raise UsageError(f"{where}: every target needs a 'path' (a string or an object).")
+        start = _opt_int(e.get("start_line"))
+        end = _opt_int(e.get("end_line"))
+        out.append(
+            Expected(
+                path=str(e["path"]),
+                start_line=start,
+                end_line=end if end is not None else start,
+                symbol=e.get("symbol") or None,
+            )
+        )
+    return out
+
+
+def _parse_benchmark_record(rec: dict[str, Any], where: str, n: int) -> EvalQuery:
+    relevant = _targets(rec.get("relevant") or [], where)
+    if not relevant:
+        raise UsageError(f"{where} has no relevant target; add one path to 'relevant'.")
+    tags = [str(rec["category"])] if rec.get("category") else []
+    tags += [str(t) for t in rec.get("tags") or [] if str(t) not in tags]
+    return EvalQuery(
+        id=str(rec.get("id") or f"q{n}"),
+        question=rec["query"],
+        expected=relevant,
+        tags=tags,
+        secondary=_targets(rec.get("secondary") or [], where),
+        language=str(rec["language"]) if rec.get("language") else None,
+    )
+
+
 def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
     where = f"{source}: record {n}"
+    if isinstance(rec, dict) and isinstance(rec.get("query"), str) and "relevant" in rec:
+        return _parse_benchmark_record(rec, where, n)
     if not isinstance(rec, dict) or not isinstance(rec.get("question"), str):
-        raise UsageError(f"{where} needs a 'question' string (format: docs/eval.md).")
+        raise UsageError(
+            f"{where} needs a 'question' (or 'query' + 'relevant') string (format: docs/eval.md)."
+        )
     qid = str(rec.get("id") or f"q{n}")
     exp = rec.get("expected", [])
     if isinstance(exp, dict):  # click-eval format
@@ -292,14 +341,20 @@ def paired_counts(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, int, 
 
 
 _MODES = ("dense", "fts", "hybrid")
-_FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol")
+_FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol", "files")
+NDCG_K = 10  # NDCG is always NDCG@10 (each search fetches at least 10 hits)
+FILE_POOL = 20  # chunk hits aggregated per file by a +files configuration (as search --files)
 
 
 @dataclass(frozen=True)
 class ConfigSpec:
-    """A parsed configuration name: ``MODE[+scope][+expand][+rerank][+hyde][+nosymbol][@VAR...]``.
+    """A parsed configuration name:
+    ``MODE[+scope][+expand][+rerank][+hyde][+nosymbol][+files][-STAGE...][@VAR...]``.
 
-    ``nosymbol`` turns off the hybrid retriever's exact-symbol boost (an ablation).
+    ``nosymbol`` turns off the hybrid retriever's exact-symbol boost (an ablation). ``-STAGE``
+    switches off one ranking stage (``askrepo.ranking.STAGES``: ``-defs``, ``-priors`` …);
+    ``-ranking`` switches off all of them. ``+files`` ranks files (``files.rank_files`` over
+    the top FILE_POOL chunks), one result per file, as ``search --files``.
 
     Variants build a separate index: ``@fp32`` / ``@int8`` (embedding precision of the default
     model), ``@model=NAME``, ``@noenrich`` / ``@enrich``, ``@contextual`` (one-line LLM
@@ -314,6 +369,8 @@ class ConfigSpec:
     rerank: bool = False
     hyde: bool = False
     nosymbol: bool = False
+    files: bool = False
+    disabled: tuple[str, ...] = ()
     model: str | None = None
     enrich: bool | None = None
     contextual: bool = False
@@ -328,32 +385,53 @@ class ConfigSpec:
     def options(self, k: int) -> SearchOptions:
         from askrepo.retriever import SearchOptions
 
+        k = max(k, NDCG_K)
+        if self.files:
+            k = max(k, FILE_POOL)
         return SearchOptions(
             k=max(k, RERANK_POOL) if self.rerank else k,
             mode=self.mode,
             scope=self.scope,
             expand=self.expand,
             symbol_boost=not self.nosymbol,
+            disabled=self.disabled,
+            max_per_file=0 if self.files else None,
         )
 
 
 def parse_config(name: str) -> ConfigSpec:
     """Parse ``hybrid+scope+expand@noenrich`` into a ConfigSpec (UsageError when unknown)."""
+    from askrepo.ranking import STAGES
+
     raw = name.strip()
     base, _, variant_part = raw.partition("@")
-    tokens = [t for t in base.split("+") if t]
-    if not tokens or tokens[0] not in _MODES:
+    parts = re.findall(r"([+-]?)([^+-]*)", base)
+    tokens = [(sign, t) for sign, t in parts if t]
+    if not tokens or tokens[0][1] not in _MODES or tokens[0][0]:
         raise UsageError(
             f"Configuration {name!r} must start with one of {', '.join(_MODES)} "
             "(e.g. hybrid+scope+expand)."
         )
-    flags: dict[str, bool] = {}
-    for t in tokens[1:]:
-        if t not in _FLAGS:
+    flags: dict[str, Any] = {}
+    disabled: list[str] = []
+    for sign, t in tokens[1:]:
+        if sign == "-":
+            if t == "ranking":
+                disabled.extend(STAGES)
+            elif t in STAGES:
+                disabled.append(t)
+            else:
+                raise UsageError(
+                    f"Unknown ranking stage {t!r} in configuration {name!r}; use "
+                    f"{', '.join(STAGES)} or ranking (all)."
+                )
+        elif t not in _FLAGS:
             raise UsageError(
                 f"Unknown option {t!r} in configuration {name!r}; use {', '.join(_FLAGS)}."
             )
-        flags[t] = True
+        else:
+            flags[t] = True
+    flags["disabled"] = tuple(dict.fromkeys(disabled))
     model: str | None = None
     enrich: bool | None = None
     contextual = False
@@ -374,7 +452,7 @@ def parse_config(name: str) -> ConfigSpec:
                 "noenrich, enrich or contextual."
             )
     return ConfigSpec(
-        name=raw, mode=tokens[0], model=model, enrich=enrich, contextual=contextual, **flags
+        name=raw, mode=tokens[0][1], model=model, enrich=enrich, contextual=contextual, **flags
     )
 
 
@@ -407,6 +485,11 @@ class QueryResult:
     top: list[str]  # locations of the top k hits, for reading the report
     returned: int = 0  # hits returned (expansion appends up to k more after the top k)
     hit_in_returned: bool = False  # a hit anywhere in the returned list
+    ndcg_at_10: float | None = None  # None for absent questions
+    file_rank: int | None = None  # rank of the first relevant file among distinct files
+    file_hit_at_1: bool = False
+    file_hit_at_5: bool = False
+    file_reciprocal_rank: float = 0.0
 
 
 @dataclass
@@ -432,7 +515,12 @@ class ConfigReport:
     absent_n: int = 0
     absent_mean_top_score: float | None = None
     answerable_mean_top_score: float | None = None
+    ndcg_at_10: float | None = None
+    file_hit_at_1: float | None = None
+    file_hit_at_5: float | None = None
+    file_mrr: float | None = None
     by_tag: dict[str, dict[str, float | int]] = field(default_factory=dict)
+    by_language: dict[str, dict[str, float | int]] = field(default_factory=dict)
     queries: list[QueryResult] = field(default_factory=list)
 
 
@@ -503,8 +591,17 @@ def score_query(
     latency_ms: float,
     about_tests_docs: bool,
 ) -> QueryResult:
-    """Per-question outcome for one configuration's ranked ``hits``."""
+    """Per-question outcome for one configuration's ranked ``hits`` (hit@k, recall, MRR over
+    the top ``k``; NDCG@10 and the file-level metrics over the top NDCG_K ranked hits)."""
+    from askrepo import metrics
+
     top = list(hits[:k])
+    ranked = [h for h in hits if not getattr(h, "expanded_from", None)][: max(k, NDCG_K)]
+    if q.absent:
+        ndcg, frank = None, None
+    else:
+        ndcg = metrics.ndcg_at_k(ranked, q.expected, NDCG_K, q.secondary)
+        frank = metrics.file_rank(ranked, q.expected)
     wasted, slots = (0, 0) if about_tests_docs or q.absent else wasted_slots(top, k)
     if q.absent:
         rank, rr, rec, sym = None, 0.0, 0.0, None
@@ -529,7 +626,28 @@ def score_query(
         top=[f"{h.path}:{h.start_line}-{h.end_line}" for h in top],
         returned=len(hits),
         hit_in_returned=False if q.absent else hit_at(hits, q.expected, len(hits)),
+        ndcg_at_10=ndcg,
+        file_rank=frank,
+        file_hit_at_1=frank == 1,
+        file_hit_at_5=frank is not None and frank <= 5,
+        file_reciprocal_rank=0.0 if frank is None else 1.0 / frank,
     )
+
+
+def summarize(rs: Sequence[QueryResult]) -> dict[str, float | int]:
+    """n, hit@1, hit@k, NDCG@10, file hit@1 / hit@5, file MRR over answerable outcomes."""
+    n = len(rs)
+    if not n:
+        return {"n": 0}
+    return {
+        "n": n,
+        "hit_at_1": sum(r.hit_at_1 for r in rs) / n,
+        "hit_at_k": sum(r.hit_at_k for r in rs) / n,
+        "ndcg_at_10": sum(r.ndcg_at_10 or 0.0 for r in rs) / n,
+        "file_hit_at_1": sum(r.file_hit_at_1 for r in rs) / n,
+        "file_hit_at_5": sum(r.file_hit_at_5 for r in rs) / n,
+        "file_mrr": sum(r.file_reciprocal_rank for r in rs) / n,
+    }
 
 
 def aggregate(
@@ -550,12 +668,12 @@ def aggregate(
     by_tag: dict[str, dict[str, float | int]] = {}
     tags = {q.id: q.tags for q in queries}
     for tag in sorted({t for q in queries if not q.absent for t in q.tags}):
-        rs = [r for r in ranked if tag in tags.get(r.id, [])]
-        by_tag[tag] = {
-            "n": len(rs),
-            "hit_at_1": sum(r.hit_at_1 for r in rs) / len(rs),
-            "hit_at_k": sum(r.hit_at_k for r in rs) / len(rs),
-        }
+        by_tag[tag] = summarize([r for r in ranked if tag in tags.get(r.id, [])])
+    langs = {q.id: q.language for q in queries}
+    by_language = {
+        lang: summarize([r for r in ranked if langs.get(r.id) == lang])
+        for lang in sorted({q.language for q in queries if q.language and not q.absent})
+    }
     return ConfigReport(
         name=name,
         status="ok",
@@ -577,7 +695,12 @@ def aggregate(
         absent_n=len(absent),
         absent_mean_top_score=mean([r.top_score for r in absent if r.top_score is not None]),
         answerable_mean_top_score=mean([r.top_score for r in ranked if r.top_score is not None]),
+        ndcg_at_10=mean([r.ndcg_at_10 or 0.0 for r in ranked]),
+        file_hit_at_1=mean([float(r.file_hit_at_1) for r in ranked]),
+        file_hit_at_5=mean([float(r.file_hit_at_5) for r in ranked]),
+        file_mrr=mean([r.file_reciprocal_rank for r in ranked]),
         by_tag=by_tag,
+        by_language=by_language,
         queries=results,
     )
 
@@ -867,6 +990,14 @@ def hyde_snippet(llm: Any, question: str) -> str:
     return hypothetical_snippet(llm, question)
 
 
+def file_results(hits: Sequence[Any]) -> list[Any]:
+    """One result per file, in ``files.rank_files`` order: the file's best chunk, scored with
+    the file's score (so every chunk metric reads a file ranking)."""
+    from askrepo.files import rank_files
+
+    return [replace(f.hits[0], rank=f.rank, score=f.score) for f in rank_files(hits)]
+
+
 def _rerank(ranker: Any, question: str, hits: list[Any], k: int) -> list[Any]:
     if not hits:
         return hits
@@ -900,7 +1031,7 @@ def _run_config(
     options = asdict(opts) | {"rerank": spec.rerank, "hyde": spec.hyde}
     want = opts.k
     if hide is not None:  # room for the question file's own chunks, which are dropped
-        opts = replace(opts, k=want + max(opts.max_per_file, 1))
+        opts = replace(opts, k=want + max(opts.max_per_file or 3, 1))
     if spec.variant is not None:
         options |= {"index_model": spec.model, "index_enrich": spec.enrich}
     if llm is not None:
@@ -914,6 +1045,8 @@ def _run_config(
         hits = list(retr.search(question, o).hits)
         if hide is not None:
             hits = drop_path(hits, hide, want)
+        if spec.files:
+            hits = file_results(hits)
         if ranker is not None:
             hits = _rerank(ranker, question, hits, k)
         return hits
@@ -961,3 +1094,135 @@ def _variant_retriever(
                 os.environ.pop("ASKREPO_HOME", None)
             else:
                 os.environ["ASKREPO_HOME"] = old
+
+
+# ---------------------------------------------------------------------------------------------
+# Several repositories in one run (a benchmark manifest)
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """One repository of a benchmark: its root, its question file and its language."""
+
+    name: str
+    repo: Path
+    queries: Path
+    language: str | None = None
+
+
+@dataclass
+class SuiteReport:
+    manifest: str
+    k: int
+    baseline: str
+    repos: list[EvalReport]
+    pooled: list[ConfigReport]  # every question of every repository, one report per config
+    comparisons: list[PairedComparison]
+    missing: list[dict[str, str]]  # entries not evaluated (no corpus, no index) and why
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_manifest(path: Path) -> list[SuiteEntry]:
+    """A JSON list of ``{"name"?, "repo", "queries", "language"?}``. Relative paths are resolved
+    against the manifest's folder; ``$VARS`` and ``~`` are expanded (e.g. ``$ASKREPO_CORPORA``).
+    ``queries`` may be a file pattern (``dev/*.json``): one entry per match, named by its stem,
+    with ``{name}`` in ``repo`` replaced by it."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"No manifest at {path}; pass --manifest FILE (format: docs/eval.md).")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON ({exc.msg}); see docs/eval.md.") from exc
+    if isinstance(data, dict):
+        data = data.get("repos", [])
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{path} must be a non-empty JSON list of {{repo, queries}} entries.")
+    base = path.parent
+
+    def resolve(p: str) -> Path:
+        q = Path(os.path.expanduser(os.path.expandvars(p)))
+        return q if q.is_absolute() else (base / q)
+
+    out = []
+    for i, e in enumerate(data, 1):
+        if not isinstance(e, dict) or not e.get("repo") or not e.get("queries"):
+            raise UsageError(f"{path}: entry {i} needs 'repo' and 'queries'.")
+        queries = resolve(str(e["queries"]))
+        # a pattern ("dev/*.json") stands for every matching file; "{name}" in repo is its stem
+        files = sorted(queries.parent.glob(queries.name)) if "*" in queries.name else [queries]
+        for qf in files:
+            name = str(e.get("name") or qf.stem) if len(files) == 1 else qf.stem
+            out.append(
+                SuiteEntry(
+                    name=name,
+                    repo=resolve(str(e["repo"]).replace("{name}", qf.stem)),
+                    queries=qf,
+                    language=str(e["language"]) if e.get("language") else None,
+                )
+            )
+    return out
+
+
+def run_suite(
+    entries: Sequence[SuiteEntry],
+    configs: Sequence[str] = DEFAULT_CONFIGS,
+    k: int = 5,
+    *,
+    baseline: str | None = None,
+    manifest: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> SuiteReport:
+    """``run_eval`` on every entry (each must be indexed), then every configuration pooled over
+    all questions (ids become ``name:id``) with per-language and per-category breakdowns."""
+    reports: list[EvalReport] = []
+    missing: list[dict[str, str]] = []
+    pooled_results: dict[str, list[QueryResult]] = {}
+    pooled_queries: list[EvalQuery] = []
+    options: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if not e.repo.is_dir():
+            missing.append({"name": e.name, "reason": f"no corpus at {e.repo}"})
+            continue
+        qs = [
+            replace(q, id=f"{e.name}:{q.id}", language=q.language or e.language)
+            for q in load_queries(e.queries)
+        ]
+        try:
+            rep = run_eval(
+                e.repo,
+                qs,
+                configs,
+                k,
+                baseline=baseline,
+                queries_file=str(e.queries),
+                progress=(lambda m, n=e.name: progress(f"{n}: {m}")) if progress else None,
+            )
+        except (NoIndexError, IndexIncompatibleError) as exc:
+            missing.append({"name": e.name, "reason": str(exc)})
+            continue
+        reports.append(rep)
+        pooled_queries.extend(qs)
+        for c in rep.configs:
+            if c.status == "ok":
+                pooled_results.setdefault(c.name, []).extend(c.queries)
+                options.setdefault(c.name, c.options)
+    names = [parse_config(c).name for c in configs]
+    base = reports[0].baseline if reports else (baseline or names[0])
+    pooled = []
+    for n in names:
+        if n in pooled_results and all(r.config(n).status == "ok" for r in reports):
+            pooled.append(aggregate(n, options[n], pooled_results[n], pooled_queries))
+        else:
+            pooled.append(ConfigReport(name=n, status="skipped", reason="not run on every repo"))
+    return SuiteReport(
+        manifest=manifest,
+        k=k,
+        baseline=base,
+        repos=reports,
+        pooled=pooled,
+        comparisons=compare(pooled, base),
+        missing=missing,
+    )

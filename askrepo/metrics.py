@@ -37,7 +37,8 @@ def ndcg_at_k(
 
     Each target is counted once, at the rank of the first result that covers it (gain 1 for a
     relevant target, 0.5 for a secondary one, discounted by ``1 / log2(rank + 1)``). The ideal
-    ranking puts the ``min(k, targets)`` largest gains at ranks 1, 2, …. 0.0 without targets.
+    ranking puts the ``min(k, targets)`` largest gains at ranks 1, 2, …. 0.0 without targets;
+    at most 1.0 (a chunk that covers two targets at rank 1 would otherwise score above ideal).
     """
     targets = [(t, RELEVANT_GAIN) for t in relevant] + [(t, SECONDARY_GAIN) for t in secondary]
     if not targets or k <= 0:
@@ -50,7 +51,8 @@ def ndcg_at_k(
                 break
     gains = sorted((g for _, g in targets), reverse=True)[:k]
     ideal = sum(g / math.log2(i + 1) for i, g in enumerate(gains, 1))
-    return dcg / ideal if ideal else 0.0
+    # one chunk can cover several targets at rank 1, so DCG may pass the ideal: cap at 1
+    return min(1.0, dcg / ideal) if ideal else 0.0
 
 
 def file_order(results: Sequence[Any]) -> list[str]:

@@ -13,17 +13,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import config
+from . import config, ranking
 from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
 from .errors import UsageError
+from .query import (  # noqa: F401 (re-exported)
+    Query,
+    dense_query_text,
+    detect_scope,
+    parse_query,
+    quoted_phrases,
+)
 
 RRF_K = 60
 SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agree on
 PHRASE_WEIGHT = 3.0  # chunks containing a quoted phrase of the question (e.g. an error message)
 MENTION_WEIGHT = 1.0  # chunks that mention an identifier the question names
 MAX_K = 100
+LEGACY_MAX_PER_FILE = 3  # the hard per-file cap when the saturation stage is off
 MAX_QUERY_CHARS = 100_000
-DENSE_QUERY_CHARS = 1_500  # the embedding model reads ~256 tokens; keep the informative head
 MODES = ("dense", "fts", "hybrid")
 
 
@@ -50,26 +57,6 @@ def rrf(
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
     order = {doc: n for n, doc in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
-
-
-_TEST_WORDS = re.compile(
-    r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
-    r"mocked|conftest|test suite|coverage)\b",
-    re.I,
-)
-_DOC_WORDS = re.compile(
-    r"\b(readme|docs?|documentation|documented|document|changelog|tutorial|guide|"
-    r"manual|user guide|faq|examples? in the docs|markdown|rst)\b",
-    re.I,
-)
-
-
-def detect_scope(query: str) -> tuple[bool, bool]:
-    """Whether a question is about tests and/or docs: (include_tests, include_docs).
-
-    "where is X tested", "which tests cover Y" → tests; "what does the README say" → docs.
-    """
-    return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
 
 
 def allowed_classes(include_tests: bool, include_docs: bool) -> set[str]:
@@ -140,21 +127,6 @@ def diversify(hits: list[Hit], k: int, max_per_file: int) -> list[Hit]:
     return picked
 
 
-_QUOTED = re.compile(r"`([^`\n]{3,200})`|\"([^\"\n]{3,200})\"|(?<!\w)'([^'\n]{3,200})'(?!\w)")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
-
-
-def quoted_phrases(query: str) -> list[str]:
-    """Quoted text in a question that is not a bare identifier: `Got unexpected extra argument`,
-    "No such option". Such text is usually copied from the code (messages, literals)."""
-    out = []
-    for m in _QUOTED.finditer(query):
-        text = next(g for g in m.groups() if g is not None).strip()
-        if text and not _IDENT.fullmatch(text):
-            out.append(text)
-    return list(dict.fromkeys(out))
-
-
 def contains_all(text: str, phrases: Sequence[str]) -> bool:
     low = text.lower()
     return all(p.lower() in low for p in phrases)
@@ -165,16 +137,6 @@ def mentions_any(text: str, names: Sequence[str]) -> bool:
     return any(
         re.search(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])", text) for n in names
     )
-
-
-def dense_query_text(query: str) -> str:
-    """What the embedding model reads: short queries as they are; long ones (a pasted issue or
-    stack trace) as their head plus the informative terms (identifiers, file names)."""
-    if len(query) <= DENSE_QUERY_CHARS:
-        return query
-    from .identifiers import query_identifiers
-
-    return query[: DENSE_QUERY_CHARS // 2] + "\n" + " ".join(query_identifiers(query)[:48])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,10 +152,11 @@ class SearchOptions:
     scope: bool = True  # False: no test/doc prefilter at all (for ablation)
     expand: bool = False
     expand_depth: int = 2
-    max_per_file: int = 3
+    max_per_file: int | None = None  # None: no cap, saturation decays (3 without saturation)
     candidates: int = 50
     extra_queries: list[str] = field(default_factory=list)
     symbol_boost: bool = True
+    disabled: tuple[str, ...] = ()  # ranking stages switched off (ranking.STAGES), for ablation
 
 
 @dataclass
@@ -221,6 +184,33 @@ class SearchResult:
         if self.freshness is not None:
             d.update(self.freshness)
         return d
+
+
+@dataclass
+class FileSearchResult:
+    """``search --files``: files ranked by their chunks' evidence (``files.rank_files``)."""
+
+    query: str
+    repo: str
+    elapsed_ms: float
+    files: list[Any]  # files.FileHit
+    filters: list[str] = field(default_factory=list)
+    stale: bool = False
+    freshness: dict[str, Any] | None = None  # indexed_commit, head_commit, stale, changed_files
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "query": self.query,
+            "repo": self.repo,
+            "elapsed_ms": round(self.elapsed_ms, 2),
+            "files": [f.to_dict() for f in self.files],
+        }
+        if self.freshness is not None:
+            d.update(self.freshness)
+        return d
+
+
+FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
 def _validate(query: str, opts: SearchOptions) -> None:
@@ -279,8 +269,9 @@ class Retriever:
 
         filters: list[str] = []
         classes: set[str] | None = None
+        q = parse_query(query)
         if opts.scope:
-            auto_tests, auto_docs = detect_scope(query)
+            auto_tests, auto_docs = q.about_tests, q.about_docs
             inc_tests = opts.include_tests
             if inc_tests is None:
                 inc_tests = auto_tests or not config.exclude_tests()
@@ -293,6 +284,11 @@ class Retriever:
             if not inc_docs:
                 filters.append("docs excluded")
 
+        off = frozenset(opts.disabled)
+        hybrid = opts.mode == "hybrid"
+        w_dense, w_fts, w_mention, w_file = ranking.fusion_weights(q, "adaptive" not in off)
+        if not hybrid:
+            w_dense = w_fts = 1.0
         chunks: dict[str, Chunk] = {}
         lists: list[list[str]] = []
         weights: list[float] = []
@@ -306,7 +302,7 @@ class Retriever:
         )
         coverage = done / total if total and done < total else 1.0
         if opts.mode in ("dense", "hybrid"):
-            texts = [dense_query_text(query)] + [q for q in opts.extra_queries if q.strip()]
+            texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:
                 vec = self.embedder.embed_query(text)
                 ids = []
@@ -314,46 +310,48 @@ class Retriever:
                     chunks[cid] = chunk
                     ids.append(cid)
                 lists.append(ids)
-                weights.append(coverage)
+                weights.append(w_dense * coverage)
                 if not dense_ids:
                     dense_ids = ids
         if opts.mode in ("fts", "hybrid"):
-            from .identifiers import fts_query
-
-            fq = fts_query(query)
-            for cid, chunk, _ in self.store.fts(fq, n, classes) if fq else []:
+            for cid, chunk, _ in self.store.fts(q.fts, n, classes) if q.fts else []:
                 chunks[cid] = chunk
                 fts_ids.append(cid)
             lists.append(fts_ids)
-            weights.append(1.0)
+            weights.append(w_fts)
 
         fused = rrf(lists, weights=weights)
         symbol_ids: list[str] = []
-        if opts.mode == "hybrid" and opts.symbol_boost:
+        if hybrid and opts.symbol_boost:
             order = [cid for cid, _ in fused]
-            symbol_ids = self._symbol_matches(query, classes, chunks, dict(fused))
+            names = ranking.symbol_names(q, "defs" not in off)
+            found = self._symbol_matches(names, classes, chunks)
+            symbol_ids = ranking.order_definitions(found, q, dict(fused), "defs" not in off)
             extra = [(symbol_ids, SYMBOL_WEIGHT)]
-            phrases = quoted_phrases(query)
+            phrases = list(q.phrases)
             if phrases:
                 extra.append(
                     ([c for c in order if contains_all(chunks[c].text, phrases)], PHRASE_WEIGHT)
                 )
                 filters.append(f"quoted text boosted: {'; '.join(phrases)}")
-            from .identifiers import query_identifiers
-
             pinned = {chunks[c].symbol for c in symbol_ids}
             pinned_last = {(s or "").split(".")[-1] for s in pinned}
-            idents = [n for n in query_identifiers(query) if n not in phrases]
+            idents = [n for n in names if n not in phrases]
             # identifiers that name no definition (attributes, parameters): boost their users
-            names = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
-            if names:
-                users = [c for c in order if mentions_any(chunks[c].text, names)]
-                extra.append((users, MENTION_WEIGHT))
+            unpinned = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
+            if unpinned:
+                users = [c for c in order if mentions_any(chunks[c].text, unpinned)]
+                extra.append((users, w_mention))
             # a named class: its members are candidates for the behaviour asked about
             prefixes = tuple(f"{s}." for s in pinned if s)
             if prefixes:
                 members = [c for c in order if (chunks[c].symbol or "").startswith(prefixes)]
-                extra.append((members, MENTION_WEIGHT))
+                extra.append((members, w_mention))
+            # files named in a pasted trace or issue
+            if w_file and q.file_names:
+                bases = {f.rsplit("/", 1)[-1] for f in q.file_names}
+                named = [c for c in order if chunks[c].path.rsplit("/", 1)[-1] in bases]
+                extra.append((named, w_file))
             extra = [(ids, w) for ids, w in extra if ids]
             if extra:
                 fused = rrf(lists + [i for i, _ in extra], weights=weights + [w for _, w in extra])
@@ -364,11 +362,25 @@ class Retriever:
             _hit(chunks[cid], score, {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)})
             for cid, score in fused
         ]
-        hits = diversify(merge_overlaps(hits), k, opts.max_per_file)
+        if hybrid:
+            hits = ranking.rescore(hits, q, off)
+        hits = merge_overlaps(hits)
+        saturation = hybrid and "saturation" not in off
+        if saturation:
+            hits = ranking.saturate(hits)
+        if symbol_ids and q.kind == "symbol" and "defs" not in off:
+            hits = ranking.pin_first(
+                hits, [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
+            )
+        cap = opts.max_per_file
+        if cap is None:
+            cap = 0 if saturation else LEGACY_MAX_PER_FILE
+        hits = diversify(hits, k, cap)
         if opts.expand:
             hits += self._expand(hits, classes, opts.expand_depth, limit=k)
         for i, h in enumerate(hits, 1):
             h.rank = i
+            h.score = round(h.score, 6)
         if symbol_ids:
             filters.append(f"{len(symbol_ids)} exact symbol match(es) boosted")
         partial = False
@@ -388,31 +400,44 @@ class Retriever:
             dense_partial=partial,
         )
 
-    def _symbol_matches(
-        self,
-        query: str,
-        classes: set[str] | None,
-        chunks: dict[str, Chunk],
-        base: dict[str, float],
-    ) -> list[str]:
-        """Ids of definitions whose symbol equals an identifier named in the query (or its
-        dotted form), ordered by their fused dense/FTS score."""
-        from .identifiers import query_identifiers
+    def search_files(self, query: str, opts: SearchOptions | None = None) -> FileSearchResult:
+        """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
+        pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
+        file by ``files.rank_files``."""
+        from dataclasses import replace
 
-        names = query_identifiers(query)
+        from .files import rank_files
+
+        opts = opts or SearchOptions()
+        t0 = time.perf_counter()
+        pool = replace(opts, k=max(FILE_POOL, 2 * opts.k), max_per_file=0, expand=False)
+        res = self.search(query, pool)
+        files = rank_files(res.hits)[: min(opts.k, MAX_K)]
+        return FileSearchResult(
+            query=query,
+            repo=res.repo,
+            elapsed_ms=(time.perf_counter() - t0) * 1000,
+            files=files,
+            filters=res.filters,
+        )
+
+    def _symbol_matches(
+        self, names: list[str], classes: set[str] | None, chunks: dict[str, Chunk]
+    ) -> list[tuple[str, Chunk]]:
+        """(id, chunk) of definitions whose symbol equals a name (or its dotted form) named in
+        the query; they join ``chunks``."""
         if not names:
             return []
         wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
-        found: list[str] = []
+        found: list[tuple[str, Chunk]] = []
         for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50):
             if not is_definition(chunk.kind):
                 continue
             sym = chunk.symbol or ""
-            exact = sym in names or sym.split(".")[-1] in names
-            if exact:
+            if sym in names or sym.split(".")[-1] in names:
                 chunks[cid] = chunk
-                found.append(cid)
-        return sorted(found, key=lambda c: -base.get(c, 0.0))
+                found.append((cid, chunk))
+        return found
 
     def _expand(
         self, hits: list[Hit], classes: set[str] | None, depth: int, limit: int

@@ -217,7 +217,15 @@ def test_score_and_aggregate_exclude_absent_questions():
     assert rep.latency_p50_ms == 20.0 and rep.latency_p95_ms == 30.0
     assert rep.absent_mean_top_score == 0.25
     assert rep.symbol_hit_at_k is None and rep.symbol_n == 0
-    assert rep.by_tag["tests"] == {"n": 1, "hit_at_1": 1.0, "hit_at_k": 1.0}
+    assert rep.by_tag["tests"] == {
+        "n": 1,
+        "hit_at_1": 1.0,
+        "hit_at_k": 1.0,
+        "ndcg_at_10": 1.0,
+        "file_hit_at_1": 1.0,
+        "file_hit_at_5": 1.0,
+        "file_mrr": 1.0,
+    }
     assert "absent" not in rep.by_tag
 
 
@@ -260,7 +268,8 @@ def test_parse_config():
 def test_config_options_map_to_search_options():
     pytest.importorskip("askrepo.retriever")
     o = parse_config("fts").options(7)
-    assert (o.mode, o.scope, o.expand, o.k) == ("fts", False, False, 7)
+    assert (o.mode, o.scope, o.expand, o.k) == ("fts", False, False, 10)  # NDCG@10: >= 10
+    assert parse_config("fts").options(12).k == 12
     o = parse_config("hybrid+scope+expand").options(5)
     assert (o.mode, o.scope, o.expand) == ("hybrid", True, True)
     assert parse_config("hybrid+scope+rerank").options(5).k >= 20  # a pool for the reranker
@@ -485,3 +494,152 @@ def test_contextual_variant_builds_an_index_with_llm_summaries(tmp_path):
     rep = run_eval(root, queries, ["hybrid+scope@contextual"], k=5, with_llm=True, llm=SummaryLLM())
     assert rep.config("hybrid+scope@contextual").status == "ok"
     assert SummaryLLM.calls > 10  # one summary per chunk of the variant index
+
+
+# --- benchmark format, NDCG and file metrics, ablations, manifests ------------------------------
+
+
+def test_parse_benchmark_format():
+    text = json.dumps(
+        [
+            {
+                "query": "where are retries handled",
+                "relevant": ["shop/http.py", {"path": "shop/a.py", "start_line": 3, "end_line": 9}],
+                "secondary": [{"path": "shop/b.py", "start_line": 5}],
+                "category": "semantic",
+                "language": "python",
+            },
+            {"query": "Field", "relevant": ["m/fields.py"], "category": "symbol", "id": "f"},
+        ]
+    )
+    q1, q2 = parse_queries(text)
+    assert q1.id == "q1" and q1.question == "where are retries handled"
+    assert q1.expected == [Expected("shop/http.py"), Expected("shop/a.py", 3, 9)]
+    assert q1.secondary == [Expected("shop/b.py", 5, 5)]
+    assert q1.tags == ["semantic"] and q1.language == "python" and not q1.absent
+    assert (q2.id, q2.tags, q2.secondary, q2.language) == ("f", ["symbol"], [], None)
+    for bad in ('[{"query": "x", "relevant": []}]', '[{"query": "x", "relevant": [{"a": 1}]}]'):
+        with pytest.raises(UsageError):
+            parse_queries(bad)
+
+
+def test_parse_config_ablations():
+    s = parse_config("hybrid+scope-priors-defs")
+    assert s.scope and s.disabled == ("priors", "defs")
+    assert parse_config("hybrid+scope-ranking").disabled == (
+        "adaptive",
+        "defs",
+        "pathwords",
+        "coherence",
+        "priors",
+        "trivial",
+        "saturation",
+    )
+    o = parse_config("hybrid+scope-trivial").options(5)
+    assert o.disabled == ("trivial",) and o.k == 10  # NDCG@10 needs ten hits
+    f = parse_config("hybrid+scope+files")
+    assert f.files and f.options(5).max_per_file == 0 and f.options(5).k == 20
+    with pytest.raises(UsageError):
+        parse_config("hybrid-bogus")
+
+
+def test_score_query_ndcg_and_file_metrics_hand_worked():
+    q = EvalQuery(
+        "q",
+        "?",
+        [Expected("a.py", 10, 20), Expected("c.py")],
+        secondary=[Expected("b.py", 1, 5)],
+    )
+    hits = [hit("x.py", 1, 9), hit("a.py", 15, 30), hit("x.py", 40, 50), hit("b.py", 1, 2)]
+    r = score_query(q, hits, 5, 1.0, False)
+    # relevant a.py at rank 2: 1/log2(3) = .6309; secondary b.py at rank 4: .5/log2(5) = .2153
+    # ideal: 1 + 1/log2(3) + .5/log2(4) = 1.8809 -> NDCG = .8462 / 1.8809 = .4499
+    assert r.ndcg_at_10 == pytest.approx(0.4499, abs=1e-4)
+    # distinct files: x.py, a.py, b.py -> first relevant file at rank 2
+    assert (r.file_rank, r.file_hit_at_1, r.file_hit_at_5) == (2, False, True)
+    assert r.file_reciprocal_rank == 0.5
+    agg = aggregate("c", {}, [r], [q])
+    assert agg.ndcg_at_10 == pytest.approx(0.4499, abs=1e-4) and agg.file_mrr == 0.5
+
+
+def test_file_results_one_per_file_in_rank_files_order():
+    from askrepo.evaluate import file_results
+
+    hits = [
+        hit("a.py", 1, 2, score=0.5),
+        hit("b.py", 1, 2, score=0.4),
+        hit("b.py", 5, 6, score=0.3),
+    ]
+    out = file_results(hits)
+    # a: 0.5; b: 0.4 + 0.5 * 0.3 = 0.55
+    assert [(h.path, h.rank, round(h.score, 2)) for h in out] == [
+        ("b.py", 1, 0.55),
+        ("a.py", 2, 0.5),
+    ]
+
+
+def test_manifest_errors(tmp_path):
+    from askrepo.evaluate import load_manifest
+
+    with pytest.raises(UsageError):
+        load_manifest(tmp_path / "none.json")
+    bad = tmp_path / "m.json"
+    bad.write_text('[{"repo": "x"}]')
+    with pytest.raises(UsageError):
+        load_manifest(bad)
+    bad.write_text('[{"repo": "$HOME/x", "queries": "q/p.json", "language": "go"}]')
+    (e,) = load_manifest(bad)
+    assert e.name == "p" and e.queries == tmp_path / "q" / "p.json" and e.language == "go"
+    assert "$HOME" not in str(e.repo)
+    (tmp_path / "q").mkdir()
+    for n in ("b", "a"):
+        (tmp_path / "q" / f"{n}.json").write_text("[]")
+    bad.write_text('[{"repo": "/c/{name}", "queries": "q/*.json"}]')
+    assert [(e.name, str(e.repo)) for e in load_manifest(bad)] == [("a", "/c/a"), ("b", "/c/b")]
+
+
+def test_run_suite_pools_repositories(tmp_path):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.evaluate import load_manifest, run_suite
+    from askrepo.indexer import index_repo
+    from tests.fixture_repo import QUESTIONS, make_fixture_repo
+
+    root = make_fixture_repo(tmp_path / "repo")
+    index_repo(root)
+    records = [
+        {"query": q, "relevant": [p], "category": "semantic" if i % 2 else "architecture"}
+        for i, (q, p, _s) in enumerate(QUESTIONS[:4])
+    ]
+    records.append(
+        {"query": "retry_with_backoff", "relevant": ["shop/http.py"], "category": "symbol"}
+    )
+    (tmp_path / "shop.json").write_text(json.dumps(records))
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(
+        json.dumps(
+            [
+                {"name": "shop", "repo": "repo", "queries": "shop.json", "language": "python"},
+                {"name": "gone", "repo": "nowhere", "queries": "shop.json", "language": "go"},
+            ]
+        )
+    )
+    configs = ["hybrid+scope", "hybrid+scope-ranking", "hybrid+scope+files"]
+    rep = run_suite(load_manifest(manifest), configs, k=5, manifest=str(manifest))
+    assert [m["name"] for m in rep.missing] == ["gone"]
+    assert len(rep.repos) == 1 and [c.name for c in rep.pooled] == configs
+    base = rep.pooled[0]
+    assert base.status == "ok" and base.n == 5
+    assert set(base.by_language) == {"python"} and base.by_language["python"]["n"] == 5
+    assert set(base.by_tag) == {"architecture", "semantic", "symbol"}
+    assert 0.0 <= base.ndcg_at_10 <= 1.0 and base.file_hit_at_1 <= base.file_hit_at_5
+    sym = next(r for r in base.queries if r.id.startswith("shop:") and r.id.endswith("q5"))
+    assert sym.file_rank == 1  # the definition of a bare symbol comes first
+    files = rep.pooled[2]
+    assert all(len({t.split(":")[0] for t in r.top}) == len(r.top) for r in files.queries)
+    json.dumps(rep.to_dict())
+
+    result = CliRunner().invoke(app, ["eval", "--manifest", str(manifest), "-c", "hybrid+scope"])
+    assert result.exit_code == 0, result.output
+    assert "nDCG@10 per language" in result.stdout and "gone" in result.stdout

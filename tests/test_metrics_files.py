@@ -66,3 +66,17 @@ def test_rank_files_decay_and_ties():
     assert files[0].best == {"start_line": 1, "end_line": 5, "symbol": "f"}
     assert [f.rank for f in files] == [1, 2, 3]
     assert "hits" not in files[0].to_dict()
+
+
+def test_ndcg_is_capped_at_one_when_a_chunk_covers_two_targets():
+    from types import SimpleNamespace as NS
+
+    from askrepo.metrics import ndcg_at_k
+
+    one = NS(path="a.py", start_line=1, end_line=50)
+    targets = [
+        NS(path="a.py", start_line=5, end_line=9),
+        NS(path="a.py", start_line=20, end_line=30),
+    ]
+    # DCG 1 + 1 = 2 > ideal 1 + 1/log2(3) = 1.63: capped
+    assert ndcg_at_k([one], targets) == 1.0

@@ -143,3 +143,40 @@ def test_cli_missing_index_error(tmp_path):
     assert "No index for" in p.stderr and "askrepo index" in p.stderr
     assert "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_search_files_for_a_pasted_bug_report(retriever, indexed):
+    report = (
+        "Bug: the cart total is wrong when a discount code is applied.\n"
+        "Steps: add two items, apply code SAVE10, the total after tax is higher than expected.\n"
+        "Expected the discount to be applied before the tax rate."
+    )
+    res = retriever.search_files(report, SearchOptions(k=5))
+    paths = [f.path for f in res.files]
+    assert paths[0] in ("shop/cart.py", "shop/pricing.py"), paths
+    assert {"shop/cart.py", "shop/pricing.py"} <= set(paths)
+    assert [f.rank for f in res.files] == list(range(1, len(res.files) + 1))
+    assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:], strict=False))
+
+    root, home, _ = indexed
+    p = _cli("search", report, "--files", "--json", "-k", "3", "--repo", str(root), home=home)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert set(data) == {"query", "repo", "elapsed_ms", "files"}
+    first = data["files"][0]
+    assert {"rank", "path", "score", "best"} <= set(first) and len(data["files"]) <= 3
+    assert set(first["best"]) == {"start_line", "end_line", "symbol"}
+    p = _cli("search", report, "--files", "--repo", str(root), home=home)
+    assert p.returncode == 0 and first["path"] in p.stdout
+
+
+def test_ranking_stages_on_the_real_index(retriever):
+    # a bare class name: the definition first (defs), whatever dense and FTS say
+    hits = retriever.search("SessionStore", SearchOptions(k=5)).hits
+    assert (hits[0].path, hits[0].symbol) == ("shop/auth.py", "SessionStore")
+    # an explicit per-file cap is still honoured
+    capped = retriever.search("SessionStore", SearchOptions(k=10, max_per_file=1)).hits
+    assert len({h.path for h in capped}) == len(capped)
+    # every stage off gives the old ranking, which still answers
+    old = retriever.search("SessionStore", SearchOptions(k=5, disabled=("defs", "saturation")))
+    assert old.hits and old.hits[0].path == "shop/auth.py"

@@ -1,0 +1,184 @@
+"""The question, parsed once: a small frozen ``Query`` value every ranking stage reads.
+
+``parse_query`` runs the identifier / phrase / file-name extraction of ``identifiers.py`` one
+time per search and classifies the question:
+
+* ``symbol``: a bare identifier or qualified name (``Field``, ``HttpClient``, ``Foo::Bar``,
+  ``a.b``, ``_private``, ``resolve_command()``, ``memoize``), optionally with a kind word
+  ("class Field").
+* ``trace``: a pasted stack trace or a long issue body (many lines or characters).
+* ``natural``: everything else (a question in words).
+
+Pure and linear-time; never raises on odd input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .identifiers import (
+    FILE_EXTENSIONS,
+    STOP_WORDS,
+    fts_query,
+    query_identifiers,
+)
+
+SYMBOL, NATURAL, TRACE = "symbol", "natural", "trace"
+KINDS = (SYMBOL, NATURAL, TRACE)
+
+TRACE_CHARS = 400  # a question longer than this is a pasted issue / log, not a question
+TRACE_LINES = 6
+DENSE_QUERY_CHARS = 1_500  # the embedding model reads ~256 tokens; keep the informative head
+
+# Words that name a kind of definition: "class Field", "the Deserialize trait".
+_KIND_WORDS = frozenset(
+    """
+    class classes function functions func fn def method methods struct structs interface
+    interfaces trait traits enum enums type types record protocol object module defmodule
+    typedef macro constant const var variable symbol definition impl
+    """.split()
+)
+_BARE = re.compile(r"`?([A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*)(\(\))?`?")
+_TRACE_LINE = re.compile(
+    r'File "[^"\n]+", line \d+|^\s+at [\w$.<>]+\(|\.\w{1,5}:\d+(?::\d+)?\b|'
+    r"^Traceback \(most recent|^panic:|^goroutine \d+|^\s*thread '.*' panicked|Exception in thread",
+    re.M,
+)
+_QUOTED = re.compile(r"`([^`\n]{3,200})`|\"([^\"\n]{3,200})\"|(?<!\w)'([^'\n]{3,200})'(?!\w)")
+_IDENT_ONLY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
+# A file name or path in a question: core.py, src/app/config.ts, "decoder.go:123"
+_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.([A-Za-z0-9]{1,5}))(?=[\s:,;)\]\"'`]|$)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+_TEST_WORDS = re.compile(
+    r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
+    r"mocked|conftest|test suite|coverage)\b",
+    re.I,
+)
+_DOC_WORDS = re.compile(
+    r"\b(readme|docs?|documentation|documented|document|changelog|tutorial|guide|"
+    r"manual|user guide|faq|examples? in the docs|markdown|rst)\b",
+    re.I,
+)
+
+
+def detect_scope(query: str) -> tuple[bool, bool]:
+    """Whether a question is about tests and/or docs: (include_tests, include_docs).
+
+    "where is X tested", "which tests cover Y" → tests; "what does the README say" → docs.
+    """
+    return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    kind: str  # symbol | natural | trace
+    identifiers: tuple[str, ...]  # code-looking names ("::" -> ".", no "()"), in order
+    symbol: str | None  # the name, when the whole question is one (kind symbol)
+    phrases: tuple[str, ...]  # quoted text that is not a bare identifier (messages, literals)
+    file_names: tuple[str, ...]  # file names / paths named in the question ("core.py")
+    words: tuple[str, ...]  # lowercase content words (no stop words), for path-word matching
+    fts: str  # the FTS query string
+    dense_text: str  # what the embedding model reads
+    about_tests: bool = False  # "where is X tested" (detect_scope)
+    about_docs: bool = False  # "what does the README say"
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """Names whose definitions are looked up: a symbol query's bare name (even one without
+        camel humps or underscores, such as ``Field``) and the identifiers."""
+        if self.symbol is None or self.symbol in self.identifiers:
+            return self.identifiers
+        return (self.symbol, *self.identifiers)
+
+
+def quoted_phrases(query: str) -> list[str]:
+    """Quoted text in a question that is not a bare identifier: `Got unexpected extra argument`,
+    "No such option". Such text is usually copied from the code (messages, literals)."""
+    out = []
+    for m in _QUOTED.finditer(query):
+        text = next(g for g in m.groups() if g is not None).strip()
+        if text and not _IDENT_ONLY.fullmatch(text):
+            out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def file_names(query: str) -> list[str]:
+    """File names and paths in the question whose extension is a known source/text one."""
+    out = []
+    for m in _FILE.finditer(query):
+        if m.group(2).lower() in FILE_EXTENSIONS:
+            out.append(m.group(1))
+    return list(dict.fromkeys(out))
+
+
+def bare_symbol(query: str) -> str | None:
+    """The name when the whole question is one identifier (plus optional kind words):
+    ``Field`` -> Field, ``class Foo::Bar`` -> Foo.Bar, ``resolve()`` -> resolve, ``memoize`` ->
+    memoize (one word is looked up as a name), else None."""
+    tokens = query.strip().rstrip("?").split()
+    names = [t for t in tokens if t.lower().strip("`") not in _KIND_WORDS] or tokens
+    if len(names) != 1 or len(tokens) > 3:
+        return None
+    m = _BARE.fullmatch(names[0])
+    if m is None:
+        return None
+    name = m.group(1).replace("::", ".").replace("#", ".")
+    if "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
+        return None  # a file name (core.py)
+    return name
+
+
+def is_trace(query: str) -> bool:
+    """A pasted stack trace, log or issue body rather than a question."""
+    if len(query) > TRACE_CHARS or query.count("\n") >= TRACE_LINES:
+        return True
+    return len(_TRACE_LINE.findall(query)) >= 2
+
+
+def content_words(query: str) -> list[str]:
+    """Lowercase words of the question minus stop words and 1–2 letter words, de-duplicated."""
+    out: dict[str, None] = {}
+    for m in _WORD.finditer(query):
+        w = m.group(0).lower()
+        if len(w) > 2 and w not in STOP_WORDS:
+            out[w] = None
+    return list(out)
+
+
+def dense_query_text(query: str, idents: list[str] | tuple[str, ...] | None = None) -> str:
+    """What the embedding model reads: short queries as they are; long ones (a pasted issue or
+    stack trace) as their head plus the informative terms (identifiers, file names)."""
+    if len(query) <= DENSE_QUERY_CHARS:
+        return query
+    names = list(idents) if idents is not None else query_identifiers(query)
+    return query[: DENSE_QUERY_CHARS // 2] + "\n" + " ".join(names[:48])
+
+
+def parse_query(text: str) -> Query:
+    """Parse a question once (see the module docstring)."""
+    idents = query_identifiers(text)
+    bare = bare_symbol(text)
+    if bare is not None:
+        kind = SYMBOL
+    elif is_trace(text):
+        kind = TRACE
+    else:
+        kind = NATURAL
+    phrases = quoted_phrases(text)
+    scope = detect_scope(text)
+    return Query(
+        text=text,
+        kind=kind,
+        identifiers=tuple(idents),
+        symbol=bare,
+        phrases=tuple(phrases),
+        file_names=tuple(file_names(text)),
+        words=tuple(content_words(text)),
+        fts=fts_query(text),
+        dense_text=dense_query_text(text, idents),
+        about_tests=scope[0],
+        about_docs=scope[1],
+    )

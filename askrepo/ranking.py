@@ -1,0 +1,416 @@
+"""Ranking stages: pure functions over candidate lists, read off one parsed ``Query``.
+
+``retriever.py`` fetches candidates (dense, FTS, definitions by symbol) and fuses them by RRF;
+the stages here decide the weights of that fusion and then re-score the fused list. Each stage
+has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
+``hybrid+scope-priors``) switches it off, so each one's worth is measured by ablation:
+
+* ``adaptive``: fusion weights by query kind (``fusion_weights``).
+* ``defs``: for symbol queries, definitions of the name first, best definition first
+  (``definition_key``; the best PINNED_DEFINITIONS are pinned above everything, ``pin_first``);
+  a bare word such as ``Field`` counts as a name, in either first-letter case.
+* ``pathwords``: a natural-language query word matching a file's stem or directory raises that
+  file's chunks (``path_word_factor``).
+* ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
+* ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
+  unless the query names them (``path_prior``); so are tests inside code files unless the
+  question is about tests (``symbol_prior``).
+* ``trivial``: a window that is only comments, blank lines or imports ranks below every
+  non-trivial candidate (``is_trivial``).
+* ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
+  (``saturate``) instead of the old hard cap of 3 chunks per file.
+
+Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``text``,
+``score``); the functions return new lists and never mutate their input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .datatypes import NON_DEFINITION_KINDS
+from .query import NATURAL, SYMBOL, TRACE, Query
+
+STAGES = ("adaptive", "defs", "pathwords", "coherence", "priors", "trivial", "saturation")
+
+# Chunk kinds that are not definitions (line windows of code, plain text, doc sections).
+
+# (dense, fts, mentions, named files) weights of the fusion, per query kind. Definitions of a
+# named symbol always weigh SYMBOL_WEIGHT (retriever.py).
+FUSION = {
+    SYMBOL: (0.5, 1.0, 1.0, 1.0),
+    NATURAL: (1.0, 1.0, 1.0, 1.0),
+    TRACE: (0.5, 1.0, 1.0, 2.0),
+}
+FLAT_FUSION = (1.0, 1.0, 1.0, 0.0)  # -adaptive: every list counts the same (as before issue 12)
+
+PATH_STEM_BOOST = 1.08  # the query words name the file (its stem, or every part of it)
+PATH_DIR_BOOST = 1.04  # the query words name one of its directories
+COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as strong as the best
+COHERENCE_POOL = 30  # only the top candidates count as evidence
+PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
+PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
+PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
+TRIVIAL_FACTOR = 0.5
+PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
+SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
+
+
+def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float, float]:
+    """(dense, fts, mentions, named files) RRF weights for this kind of query."""
+    return FUSION[q.kind] if enabled else FLAT_FUSION
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths
+
+
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _norm(word: str) -> str:
+    """Lowercase, crude singular: dependencies -> dependency, configs -> config, class stays."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def words_match(a: str, b: str) -> bool:
+    """Same word after ``_norm``, or one a prefix of the other with the shorter ≥ 5 letters
+    (config ~ configuration, dependency ~ dependencies, form !~ format)."""
+    a, b = _norm(a), _norm(b)
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 5 and long_.startswith(short)
+
+
+def _name_parts(name: str) -> tuple[str, list[str]]:
+    """``api_router`` -> (api_router, [api, router]); ``HttpClient`` -> (httpclient, [http,
+    client]); parts shorter than 3 letters are dropped."""
+    whole = name.lower().strip("_-. ")
+    parts = [p.lower() for p in _CAMEL_PART.findall(name)]
+    return whole, [p for p in parts if len(p) >= 3]
+
+
+def names_file(words: Sequence[str], name: str) -> bool:
+    """Whether the query words name ``name`` (a file stem or a directory): one word matches it
+    whole (config -> config, dependency -> dependencies), or every part of a compound name is
+    matched by some word (rate limiter -> rate_limiter; status code !-> HttpStatusCode)."""
+    whole, parts = _name_parts(name)
+    if len(whole) >= 3 and any(words_match(w, whole) for w in words):
+        return True
+    return len(parts) >= 2 and all(any(words_match(w, p) for w in words) for p in parts)
+
+
+def split_path(path: str) -> tuple[str, list[str]]:
+    """(stem, directories): ``src/deps/api_router.test.ts`` -> (api_router, [src, deps])."""
+    segs = path.split("/")
+    base = segs[-1]
+    stem = base.split(".", 1)[0] if not base.startswith(".") else base
+    return stem, segs[:-1]
+
+
+_GENERIC_STEMS = frozenset({"index", "main", "mod", "lib", "init", "__init__", "__main__", "app"})
+# Words about code itself, not its domain: "the same file", "which function" name no file.
+_META_WORDS = frozenset(
+    """
+    file files code function functions method methods class classes module modules package
+    packages source sources line lines program project repo repository library thing things
+    """.split()
+)
+
+
+def path_word_factor(path: str, words: Sequence[str]) -> float:
+    """PATH_STEM_BOOST when the words name the file stem, PATH_DIR_BOOST when they name one of
+    its directories (``names_file``), else 1. ``config`` -> config.py; ``dependency`` ->
+    dependencies/. Words about code itself ("the same file", "which function") never count."""
+    words = [w for w in words if w not in _META_WORDS]
+    if not words:
+        return 1.0
+    stem, dirs = split_path(path)
+    if stem.lower() not in _GENERIC_STEMS and names_file(words, stem):
+        return PATH_STEM_BOOST
+    if any(names_file(words, d) for d in dirs):
+        return PATH_DIR_BOOST
+    return 1.0
+
+
+_LEGACY_DIRS = frozenset(
+    """
+    v1 compat legacy deprecated vendor vendored third_party thirdparty single_include
+    example examples sample samples demo demos
+    """.split()
+)
+_BARREL_LINE = re.compile(
+    r"^\s*(export\s+(\*|\{[^}]*\}|type\s+\{[^}]*\})\s*(as\s+\w+\s+)?from\b|export\s+\{[^}]*\}\s*;?\s*$|"
+    r"import\b|from\s+\S+\s+import\b|pub\s+use\b|pub\s+mod\b|mod\s+\w+\s*;|__all__|"
+    r"module\.exports\s*=\s*require|export\s+default\s+\w+\s*;?\s*$)"
+)
+
+
+def _query_tokens(q: Query) -> set[str]:
+    return {t.lower() for t in re.findall(r"[A-Za-z0-9_]+", q.text)}
+
+
+def is_barrel(text: str) -> bool:
+    """At least 60 % of the non-blank, non-comment lines re-export or import."""
+    lines = [ln for ln in text.split("\n") if ln.strip() and not _COMMENT.match(ln)]
+    if not lines:
+        return False
+    return sum(1 for ln in lines if _BARREL_LINE.match(ln)) >= 0.6 * len(lines)
+
+
+_TEST_SEGMENT = re.compile(r"(?:^|\.)(?:tests?|test_\w*)(?:\.|$)")
+
+
+def symbol_prior(symbol: str | None, q: Query) -> float:
+    """PRIOR_INLINE_TEST for a test that lives in a code file (``tests.test_decoder`` in a Rust
+    ``mod tests``, a ``test_*`` function), unless the question is about tests."""
+    if not symbol or q.about_tests or not _TEST_SEGMENT.search(symbol):
+        return 1.0
+    return PRIOR_INLINE_TEST
+
+
+def path_prior(path: str, text: str, q: Query) -> float:
+    """Demotion factor of a candidate's path (1 = none).
+
+    PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor, third_party,
+    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored); PRIOR_REEXPORT for
+    ``__init__.py``, ``package-info.java``, ``.d.ts`` stubs and ``index.*`` / ``mod.rs`` barrels
+    (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
+    """
+    stem, dirs = split_path(path)
+    factor = 1.0
+    names = {d.lower().lstrip("_") for d in dirs}
+    legacy = names & _LEGACY_DIRS
+    if legacy and not (legacy & _query_tokens(q)):
+        factor *= PRIOR_LEGACY
+    base = path.rsplit("/", 1)[-1].lower()
+    if (
+        base in ("__init__.py", "package-info.java")
+        or base.endswith(".d.ts")
+        or (stem.lower() in ("index", "mod") and is_barrel(text))
+    ):
+        factor *= PRIOR_REEXPORT
+    return factor
+
+
+# ---------------------------------------------------------------------------------------------
+# Trivial chunks
+
+_COMMENT = re.compile(
+    r"^\s*(#(?!include|import|define|if|pragma|\[|!\[)|//|/\*|\*|--(?!>)|;|%|<!--|-->|\(\*|\*\))"
+)
+_IMPORT = re.compile(
+    r"^\s*(import\b|from\s+\S+\s+import\b|using\s+[\w.]+\s*;|#include\b|#import\b|"
+    r"require(_relative)?[\s(]|package\s+[\w.]+\s*;?\s*$|extern\s+crate\b|@import\b|"
+    r"(pub\s+)?use\s+[\w:{}, *]+;|(pub\s+)?mod\s+\w+\s*;|export\s+(\*|\{[^}]*\})\s*from\b|"
+    r"(const|let|var)\s+[\w{}, ]+=\s*require\(|library\s|part\s+(of\s+)?['\"]|open\s+[A-Z]|"
+    r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
+)
+_CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
+_OPENERS = ("(", "{", "[")
+
+
+def is_trivial(text: str) -> bool:
+    """Only comments, blank lines, imports (with their parenthesised continuation lines) and
+    closing brackets: nothing a question can be about."""
+    in_import = False
+    in_block = False
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if in_block:
+            if "*/" in line:
+                in_block = False
+            continue
+        if in_import:
+            if line.startswith((")", "}", "]")):
+                in_import = False
+            continue
+        if line.startswith("/*") and "*/" not in line:
+            in_block = True
+            continue
+        if _COMMENT.match(raw) or _CLOSER.match(raw):
+            continue
+        if _IMPORT.match(raw):
+            in_import = line.endswith(_OPENERS)
+            continue
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Definitions
+
+
+_KIND_RANK = {"class": 0, "function": 1, "method": 2}
+
+
+def symbol_names(q: Query, smart: bool = True) -> list[str]:
+    """Names whose definitions are looked up. With ``smart`` (stage ``defs``): a symbol query's
+    bare name too, and its other first-letter case (``logger`` also finds class ``Logger``,
+    ``Parse`` also ``parse``); without: the code-looking identifiers only (as before)."""
+    if not smart:
+        return list(q.identifiers)
+    names = list(q.symbols)
+    if q.symbol:
+        last = q.symbol.rsplit(".", 1)[-1]
+        flipped = last[:1].swapcase() + last[1:]
+        if flipped != last:
+            names.append(q.symbol[: len(q.symbol) - len(last)] + flipped)
+    return list(dict.fromkeys(names))
+
+
+def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) -> tuple:
+    """Sort key (smaller first) among definitions of ``name`` found for a symbol query:
+
+    0. the exact spelling before the other first-letter case (``symbol_names``);
+    1. the file's stem matches the name (``Field`` -> fields.py, ``HttpClient`` -> http_client.go);
+    2. not demoted by a path prior (a ``v1/`` copy after the current one);
+    3. type-level definitions (class, struct, trait, interface: kind ``class``) before functions
+       before methods;
+    4. the first window of a long definition (the one with its signature) before later ones;
+    5. the fused dense/FTS score.
+    """
+    stem, _ = split_path(chunk.path)
+    last = name.split(".")[-1]
+    stem_match = _squash(stem) in (_squash(last), _squash(last) + "s") or _squash(last) in _squash(
+        stem
+    )
+    prior = path_prior(chunk.path, chunk.text, q) < 1.0
+    exact = (chunk.symbol or "").rsplit(".", 1)[-1] == last
+    return (
+        not exact,
+        not stem_match,
+        prior,
+        _KIND_RANK.get(chunk.kind, 3),
+        not first,
+        -base,
+    )
+
+
+def _squash(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def order_definitions(
+    found: Sequence[tuple[str, Any]], q: Query, base: dict[str, float], smart: bool = True
+) -> list[str]:
+    """Ids of the definitions ``found`` ((id, chunk) pairs), best first.
+
+    With ``smart`` (stage ``defs``) by ``definition_key`` for symbol queries; otherwise (and for
+    other queries) by fused score only, as before."""
+    if not smart or q.kind != SYMBOL:
+        return [cid for cid, _ in sorted(found, key=lambda p: -base.get(p[0], 0.0))]
+    firsts: dict[tuple[str, str], int] = {}
+    for _, c in found:
+        key = (c.path, c.symbol or "")
+        firsts[key] = min(firsts.get(key, c.start_line), c.start_line)
+    name = q.symbol or (q.identifiers[0] if q.identifiers else "")
+
+    def key(p: tuple[str, Any]) -> tuple:
+        cid, c = p
+        first = firsts[(c.path, c.symbol or "")] == c.start_line
+        return definition_key(c, name, base.get(cid, 0.0), q, first)
+
+    return [cid for cid, _ in sorted(found, key=key)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-scoring the fused list
+
+
+def coherence_factors(hits: Sequence[Any], pool: int | None = None) -> list[float]:
+    """Per hit: ``1 + COHERENCE * min(1, S / best)`` where S is the summed score of the *other*
+    candidates of its file among the top ``pool`` (COHERENCE_POOL) and best is the top
+    candidate's score."""
+    pool = COHERENCE_POOL if pool is None else pool
+    top = hits[:pool]
+    if not top:
+        return [1.0] * len(hits)
+    best = max(h.score for h in top) or 1.0
+    per_file: dict[str, float] = {}
+    for h in top:
+        per_file[h.path] = per_file.get(h.path, 0.0) + h.score
+    out = []
+    for i, h in enumerate(hits):
+        total = per_file.get(h.path, 0.0)
+        own = h.score if i < pool else 0.0
+        out.append(1.0 + COHERENCE * min(1.0, max(total - own, 0.0) / best))
+    return out
+
+
+def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
+    order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
+    return [replace(hits[i], score=scores[i]) for i in order]
+
+
+def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
+    """Apply the enabled re-scoring stages (coherence, pathwords, priors, trivial) to the fused
+    candidates (best first) and return them re-sorted (ties keep their order)."""
+    off = set(disabled)
+    scores = [float(h.score) for h in hits]
+    if "coherence" not in off:
+        scores = [s * f for s, f in zip(scores, coherence_factors(hits), strict=True)]
+    if "pathwords" not in off and q.kind == NATURAL:
+        scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
+    if "priors" not in off:
+        scores = [
+            s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)
+            for s, h in zip(scores, hits, strict=True)
+        ]
+    if "trivial" not in off:
+        trivial = [h.kind in NON_DEFINITION_KINDS and is_trivial(h.text) for h in hits]
+        floor = min((s for s, t in zip(scores, trivial, strict=True) if not t), default=None)
+        if floor is not None:
+            scores = [
+                min(s * TRIVIAL_FACTOR, floor * 0.999) if t else s
+                for s, t in zip(scores, trivial, strict=True)
+            ]
+    return _with_scores(hits, scores)
+
+
+def saturate(hits: Sequence[Any], decay: float | None = None) -> list[Any]:
+    """The i-th hit (0-based, in score order) of a file scores ``score * decay**i`` (decay:
+    SATURATION); re-sorted. ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with decay 0.8 -> a.py 1.0,
+    a.py 0.72, b.py 0.7."""
+    decay = SATURATION if decay is None else decay
+    seen: dict[str, int] = {}
+    scores = []
+    for h in hits:
+        n = seen.get(h.path, 0)
+        seen[h.path] = n + 1
+        scores.append(h.score * decay**n)
+    return _with_scores(hits, scores)
+
+
+def pin_first(
+    hits: Sequence[Any], defs: Sequence[tuple[str, int]], limit: int | None = None
+) -> list[Any]:
+    """Place the hits holding the first ``limit`` (PINNED_DEFINITIONS) definitions ``defs``
+    ((path, start_line), best first) at the top in that order, above every other hit; the
+    rest keep their order. Scores stay monotone: pinned hits score just above the best."""
+    limit = PINNED_DEFINITIONS if limit is None else limit
+    pinned: list[int] = []
+    for path, line in defs:
+        if len(pinned) >= limit:
+            break
+        for i, h in enumerate(hits):
+            if h.path == path and h.start_line <= line <= h.end_line and i not in pinned:
+                pinned.append(i)
+                break
+    if not pinned:
+        return list(hits)
+    top = max(h.score for h in hits)
+    step = max(abs(top), 1e-6) * 1e-3
+    head = [replace(hits[i], score=top + (len(pinned) - n) * step) for n, i in enumerate(pinned)]
+    return head + [h for i, h in enumerate(hits) if i not in set(pinned)]

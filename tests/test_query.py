@@ -1,0 +1,85 @@
+"""The parsed question (askrepo.query): kinds, names, phrases, file names, words."""
+
+from __future__ import annotations
+
+import pytest
+
+from askrepo.query import (
+    NATURAL,
+    SYMBOL,
+    TRACE,
+    bare_symbol,
+    content_words,
+    file_names,
+    is_trace,
+    parse_query,
+)
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("Field", "Field"),
+        ("APIRouter", "APIRouter"),
+        ("HttpClient", "HttpClient"),
+        ("Foo::Bar", "Foo.Bar"),
+        ("a.b", "a.b"),
+        ("_private", "_private"),
+        ("resolve_command()", "resolve_command"),
+        ("`invoke`", "invoke"),
+        ("class Field", "Field"),
+        ("the Deserialize trait", None),  # "the" is not a kind word: a question
+        ("Deserialize trait", "Deserialize"),
+        ("memoize", "memoize"),  # one word is looked up as a name
+        ("core.py", None),  # a file name
+        ("where is Field defined", None),
+        ("", None),
+    ],
+)
+def test_bare_symbol(text, name):
+    assert bare_symbol(text) == name
+
+
+def test_kinds():
+    assert parse_query("Field").kind == SYMBOL
+    assert parse_query("how are options parsed?").kind == NATURAL
+    trace = 'Traceback (most recent call last):\n  File "src/click/core.py", line 12, in main\n'
+    assert parse_query(trace).kind == TRACE
+    assert parse_query("x " * 300).kind == TRACE  # a long pasted issue body
+
+
+def test_is_trace_needs_two_frames_when_short():
+    assert is_trace('File "a.py", line 3\nFile "b.py", line 9')
+    assert not is_trace('what does File "a.py", line 3 mean')
+    assert is_trace("panic: runtime error\ngoroutine 1 [running]:\nmain.go:12")
+
+
+def test_symbols_put_the_bare_name_first():
+    q = parse_query("Field")
+    assert q.identifiers == () and q.symbol == "Field" and q.symbols == ("Field",)
+    q = parse_query("how does `Context.invoke` call callbacks?")
+    assert q.symbol is None and q.symbols == ("Context.invoke",)
+
+
+def test_parts_of_a_question():
+    q = parse_query('Where is "No such option" raised in parser.py for `OptionParser`?')
+    assert q.phrases == ("No such option",)
+    assert q.file_names == ("parser.py",)
+    assert q.identifiers == ("OptionParser",)
+    assert "raised" in q.words and "where" not in q.words
+    assert "optionparser" in q.fts.split()
+    assert q.dense_text == q.text
+
+
+def test_file_names_and_words():
+    assert file_names("see src/app/config.ts:12 and main.go, not example.com") == [
+        "src/app/config.ts",
+        "main.go",
+    ]
+    assert content_words("Where is the config of a DB loaded?") == ["config", "loaded"]
+
+
+def test_query_is_frozen():
+    q = parse_query("Field")
+    with pytest.raises(AttributeError):
+        q.kind = NATURAL  # type: ignore[misc]

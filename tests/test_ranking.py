@@ -1,0 +1,261 @@
+"""Ranking stages (askrepo.ranking), with hand-worked numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from askrepo import ranking
+from askrepo.datatypes import Chunk, Hit
+from askrepo.query import parse_query
+
+
+def hit(path, score, kind="function", text="x = compute()", symbol=None, start=1, end=5):
+    return Hit(0, path, start, end, symbol, kind, "python", score, {}, None, text)
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+# --- adaptive fusion ------------------------------------------------------------------------
+
+
+def test_fusion_weights_by_kind():
+    assert ranking.fusion_weights(parse_query("HttpClient")) == (0.5, 1.0, 1.0, 1.0)
+    assert ranking.fusion_weights(parse_query("how are options parsed?")) == (1.0, 1.0, 1.0, 1.0)
+    assert ranking.fusion_weights(parse_query("y " * 300)) == (0.5, 1.0, 1.0, 2.0)
+    assert ranking.fusion_weights(parse_query("HttpClient"), enabled=False) == (1, 1, 1, 0)
+
+
+# --- path words -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a, b, same",
+    [
+        ("config", "config", True),
+        ("configs", "config", True),
+        ("dependency", "dependencies", True),
+        ("configuration", "config", True),  # "config" (6 letters) is a prefix
+        ("format", "form", False),  # "form" is too short for a prefix match
+        ("class", "classes", True),
+        ("status", "stat", False),
+    ],
+)
+def test_words_match(a, b, same):
+    assert ranking.words_match(a, b) is same
+
+
+def test_path_word_factor():
+    words = parse_query("model configuration and settings").words
+    assert ranking.path_word_factor("pkg/config.py", words) == ranking.PATH_STEM_BOOST
+    assert ranking.path_word_factor("pkg/settings/base.py", words) == ranking.PATH_DIR_BOOST
+    assert ranking.path_word_factor("pkg/v1/mypy.py", words) == 1.0
+    # a compound stem needs all its parts: "api router" names api_router.py, "router" does not
+    stem = ranking.PATH_STEM_BOOST
+    assert ranking.path_word_factor("pkg/api_router.py", ["api", "router"]) == stem
+    assert ranking.path_word_factor("pkg/api_router.py", ["router"]) == 1.0
+    status = parse_query("decide whether a status code counts as success").words
+    assert ranking.path_word_factor("lib/HttpStatusCode.js", status) == 1.0
+    assert ranking.path_word_factor("mw/rate_limiter.go", ["limit", "rate"]) == stem  # a prefix
+    assert ranking.path_word_factor("pkg/index.ts", ["index"]) == 1.0  # generic stems never
+    merged = parse_query("where are hits from the same file merged").words
+    assert ranking.path_word_factor("askrepo/files.py", merged) == 1.0  # "file" is no domain
+
+
+# --- path priors ----------------------------------------------------------------------------
+
+
+def test_path_prior():
+    q = parse_query("model configuration")
+    assert ranking.path_prior("pkg/v1/config.py", "", q) == ranking.PRIOR_LEGACY
+    assert ranking.path_prior("pkg/_compat/x.py", "", q) == ranking.PRIOR_LEGACY
+    assert ranking.path_prior("examples/app.py", "", q) == ranking.PRIOR_LEGACY
+    assert ranking.path_prior("pkg/__init__.py", "", q) == ranking.PRIOR_REEXPORT
+    assert ranking.path_prior("types/index.d.ts", "", q) == ranking.PRIOR_REEXPORT
+    # legacy dir and re-export file: both factors, 0.7 * 0.8 = 0.56
+    assert ranking.path_prior("v1/__init__.py", "", q) == pytest.approx(0.56)
+    assert ranking.path_prior("pkg/config.py", "", q) == 1.0
+    # a query that names the directory keeps it
+    assert ranking.path_prior("pkg/v1/config.py", "", parse_query("the v1 config")) == 1.0
+
+
+def test_index_files_are_demoted_only_when_they_re_export():
+    q = parse_query("router")
+    barrel = "export * from './router';\nexport { Route } from './route';\n"
+    code = "export function route(a) {\n  return a + 1;\n}\n"
+    assert ranking.path_prior("src/index.ts", barrel, q) == ranking.PRIOR_REEXPORT
+    assert ranking.path_prior("src/index.ts", code, q) == 1.0
+
+
+# --- trivial chunks -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, trivial",
+    [
+        ("# --- redaction ---\n", True),
+        ("\n\n   \n", True),
+        ("import os\nfrom x import (\n    a,\n    b,\n)\n", True),
+        ('import (\n\t"fmt"\n\t"os"\n)\n', True),
+        ("/*\n * Copyright 2020\n * License\n */\npackage foo;\n", True),
+        ("use std::io;\nuse crate::{a, b};\n", True),
+        ("-- a Lua comment\nlocal json = require 'json'\n", True),
+        ("}\n\n// end\n", True),
+        ("# comment\nx = 1\n", False),
+        ("#include <stdio.h>\n#define N 3\n", False),  # a macro is code
+        ('"""Module docstring."""\n', False),  # docstrings may describe the module
+    ],
+)
+def test_is_trivial(text, trivial):
+    assert ranking.is_trivial(text) is trivial
+
+
+def test_trivial_windows_rank_below_every_other_candidate():
+    q = parse_query("where are secrets redacted")
+    hits = [
+        hit("a/secrets.py", 0.030, kind="window", text="# --- redaction ---"),
+        hit("a/secrets.py", 0.020, kind="function", text="def redact(s):\n    return s"),
+        hit("a/other.py", 0.010, kind="window", text="x = redact(y)"),
+    ]
+    out = ranking.rescore(hits, q, disabled=("coherence", "pathwords", "priors"))
+    # trivial: min(0.030 * 0.5, 0.010 * 0.999) = 0.00999
+    assert [h.kind for h in out] == ["function", "window", "window"]
+    assert out[-1].score == pytest.approx(0.00999)
+    assert hits[0].score == 0.030  # inputs are not mutated
+    kept = ranking.rescore(hits, q, disabled=ranking.STAGES)
+    assert [h.score for h in kept] == [0.030, 0.020, 0.010]
+
+
+# --- coherence ------------------------------------------------------------------------------
+
+
+def test_coherence_factors_hand_worked():
+    # best = 0.04; a.py: others of the first a-chunk = 0.02 -> 1 + 0.15 * 0.5 = 1.075
+    # second a-chunk: others = 0.04 -> 1 + 0.15 * 1 = 1.15; b.py alone -> 1.0
+    hits = [hit("a.py", 0.04), hit("b.py", 0.03), hit("a.py", 0.02)]
+    f = ranking.coherence_factors(hits)
+    assert f == pytest.approx([1.075, 1.0, 1.15])
+    # beyond the pool a hit gets the support of its file's pooled candidates
+    f = ranking.coherence_factors(hits, pool=2)
+    assert f == pytest.approx([1.0, 1.0, 1.15])
+
+
+def test_coherence_lifts_a_file_with_several_strong_chunks():
+    q = parse_query("how are options parsed")
+    hits = [hit("one.py", 0.0330), hit("many.py", 0.0320), hit("many.py", 0.0300)]
+    out = ranking.rescore(hits, q, disabled=("pathwords", "priors", "trivial"))
+    # one.py: 0.0330; many.py #1: 0.0320 * (1 + 0.15 * 0.0300/0.0330) = 0.034364
+    assert paths(out)[0] == "many.py"
+    assert out[0].score == pytest.approx(0.0320 * (1 + 0.15 * 0.03 / 0.033))
+
+
+# --- rescoring: path words and priors together ----------------------------------------------
+
+
+def test_config_file_beats_a_legacy_copy():
+    # "model configuration and settings" answered from v1/mypy.py instead of config.py
+    q = parse_query("model configuration and settings")
+    hits = [hit("pkg/v1/mypy.py", 0.0330), hit("pkg/config.py", 0.0300)]
+    out = ranking.rescore(hits, q, disabled=("coherence", "trivial"))
+    # v1/mypy.py: 0.0330 * 0.7 = 0.0231; config.py: 0.0300 * 1.08 = 0.0324
+    assert paths(out) == ["pkg/config.py", "pkg/v1/mypy.py"]
+    assert [h.score for h in out] == pytest.approx([0.0324, 0.0231])
+
+
+def test_path_words_apply_to_natural_language_only():
+    q = parse_query("ConfigLoader")  # a symbol query
+    hits = [hit("a/loader.py", 0.02), hit("a/config.py", 0.019)]
+    out = ranking.rescore(hits, q, disabled=("coherence", "priors", "trivial"))
+    assert paths(out) == ["a/loader.py", "a/config.py"]
+
+
+# --- saturation -----------------------------------------------------------------------------
+
+
+def test_saturate_hand_worked():
+    hits = [hit("a.py", 1.0), hit("a.py", 0.9), hit("a.py", 0.85), hit("b.py", 0.7)]
+    out = ranking.saturate(hits, decay=0.8)
+    # a: 1.0, 0.72, 0.85 * 0.64 = 0.544; b: 0.7
+    assert [(h.path, round(h.score, 3)) for h in out] == [
+        ("a.py", 1.0),
+        ("a.py", 0.72),
+        ("b.py", 0.7),
+        ("a.py", 0.544),
+    ]
+
+
+# --- definitions ----------------------------------------------------------------------------
+
+
+def chunk(path, symbol, kind="class", start=1, text="class X: ..."):
+    return Chunk(path, start, start + 10, text, "python", kind, symbol)
+
+
+def test_order_definitions_for_a_symbol_query():
+    q = parse_query("Field")
+    found = [
+        ("legacy", chunk("pkg/v1/fields.py", "Field")),
+        ("method", chunk("pkg/main.py", "Model.Field", kind="method")),
+        ("func", chunk("pkg/params.py", "Field", kind="function")),
+        ("cls", chunk("pkg/fields.py", "Field")),
+        ("cls2", chunk("pkg/fields.py", "Field", start=40)),  # a later window of the class
+    ]
+    base = {"func": 0.05, "method": 0.04}  # fused dense/FTS scores
+    order = ranking.order_definitions(found, q, base)
+    # file stem matches first (current before v1/, first window before later one), then the
+    # type-level definition, then the function over the method despite a lower fused score
+    assert order == ["cls", "cls2", "legacy", "func", "method"]
+    # off (-defs) or a natural-language query: by fused score only
+    assert ranking.order_definitions(found, q, base, smart=False)[:2] == ["func", "method"]
+
+
+def test_definition_key_prefers_the_trait_over_impl_methods():
+    q = parse_query("Deserialize")
+    found = [
+        ("impl", chunk("src/de/impls.rs", "Foo.Deserialize", kind="method")),
+        ("trait", chunk("src/de/mod.rs", "Deserialize", kind="class")),
+    ]
+    assert ranking.order_definitions(found, q, {"impl": 0.1}) == ["trait", "impl"]
+
+
+def test_symbol_prior_demotes_tests_inside_code_files():
+    q = parse_query("read a chunked request body")
+    assert ranking.symbol_prior("tests.test_decoder_request", q) == ranking.PRIOR_INLINE_TEST
+    assert ranking.symbol_prior("test_parse", q) == ranking.PRIOR_INLINE_TEST
+    assert ranking.symbol_prior("TestClient.get", q) == 1.0  # a library class named Test*
+    assert ranking.symbol_prior("Decoder.decode", q) == 1.0
+    assert ranking.symbol_prior("attestation", q) == 1.0 and ranking.symbol_prior(None, q) == 1.0
+    about = parse_query("which tests cover the chunked decoder?")
+    assert about.about_tests and ranking.symbol_prior("tests.test_decoder", about) == 1.0
+
+
+def test_symbol_names_and_case():
+    assert ranking.symbol_names(parse_query("logger")) == ["logger", "Logger"]
+    assert ranking.symbol_names(parse_query("Foo::parse")) == ["Foo.parse", "Foo.Parse"]
+    assert ranking.symbol_names(parse_query("Field"), smart=False) == []  # not code-looking
+    q = parse_query("how does `HttpClient` retry?")
+    assert ranking.symbol_names(q) == ["HttpClient"]
+    found = [("cls", chunk("src/Logger.php", "Logger")), ("fn", chunk("src/x.php", "logger"))]
+    # the exact spelling first, even though the class's file is named after it
+    assert ranking.order_definitions(found, parse_query("logger"), {}) == ["fn", "cls"]
+
+
+def test_pin_first_hand_worked():
+    hits = [
+        hit("a.py", 0.05, start=1, end=9),
+        hit("b.py", 0.04, start=10, end=30),
+        hit("c.py", 0.03, start=1, end=5),
+        hit("b.py", 0.02, start=40, end=50),
+    ]
+    # definitions: b.py line 12 (inside the second hit), c.py line 3, b.py line 45, d.py
+    out = ranking.pin_first(hits, [("b.py", 12), ("c.py", 3), ("b.py", 45), ("d.py", 1)], 2)
+    assert [(h.path, h.start_line) for h in out] == [
+        ("b.py", 10),
+        ("c.py", 1),
+        ("a.py", 1),
+        ("b.py", 40),
+    ]
+    # pinned scores sit just above the best one: 0.05 + 2 * 5e-5, 0.05 + 5e-5
+    assert [h.score for h in out[:3]] == pytest.approx([0.0501, 0.05005, 0.05])
+    assert ranking.pin_first(hits, [("zzz.py", 1)]) == hits
