@@ -162,7 +162,10 @@ def test_search_files_for_a_pasted_bug_report(retriever, indexed):
     p = _cli("search", report, "--files", "--json", "-k", "3", "--repo", str(root), home=home)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert set(data) == {"query", "repo", "elapsed_ms", "files"}
+    assert set(data) == {
+        "query", "repo", "elapsed_ms", "files",
+        "indexed_commit", "head_commit", "stale", "changed_files",
+    }  # fmt: skip
     first = data["files"][0]
     assert {"rank", "path", "score", "best"} <= set(first) and len(data["files"]) <= 3
     assert set(first["best"]) == {"start_line", "end_line", "symbol"}
