@@ -1,0 +1,675 @@
+"""The evidence-first answer: what retrieval found, laid out so a user can act on it, no model.
+
+``evidence_card(question, hits, graph)`` picks the best definition(s) for the question among the
+retrieved hits and writes, for each, one line (symbol, ``path:start-end``, kind, signature, the
+first sentence of its docstring or leading comment), the lines inside it that carry the
+question's terms (with their line numbers), and how the top hits relate (A calls B, B is a
+method of C, C is called by D) from the call edges the index already has. Every line ends with
+``[n]`` citations whose locations come from the chunks' metadata, never from generated text.
+
+Everything here is pure and deterministic except :func:`gather_graph`, which reads the few
+call-graph facts the card needs from the store (``by_symbol``, ``callers``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
+from askrepo.lines import span_hash, split_lines
+
+DEFINITION_KINDS = ("function", "method", "class")
+MAX_DEFINITIONS = 3  # definitions described in full
+MAX_KEY_LINES = 3  # relevant lines quoted per definition
+MAX_LINE_CHARS = 110
+MAX_DOC_CHARS = 200
+MAX_SIGNATURE_CHARS = 100
+MAX_CALLERS = 2
+CANDIDATES = 8  # top hits considered for the best definition
+# score_candidates: weights of "the question names it", term coverage by the symbol name, by
+# the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
+W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR = 3.0, 1.5, 1.0, 1.0, 1.0
+WINDOW_FACTOR = 0.75  # windows / sections answer "how" questions less often than definitions
+CLOSE_ENOUGH = 0.7  # a runner-up is described in full when its score is ≥ this share of the best
+
+# Words that say what kind of answer is wanted, not what it is about.
+QUESTION_WORDS = frozenset(
+    """
+    implement implemented implementation implements defined define definition defines located
+    locate location happen happens code codebase base function functions method methods class
+    classes module modules file files behavior behaviour logic responsible repository repo
+    work works handle handles handled take takes make makes line lines exactly place
+    """.split()
+)
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
+_DECORATOR = re.compile(r"^\s*(?:@|#\[)")
+_DOCSTRING_OPEN = re.compile(r'^\s*[rRuUbB]{0,2}("""|\'\'\'|"|\')')
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s|$)")
+
+
+# ------------------------------------------------------------------------------------------
+# Terms
+
+
+def stem(word: str) -> str:
+    """A crude, stable stem: lower case, one common English suffix removed (the stem keeps at
+    least 3 letters), then a final ``e`` and a doubled final consonant dropped, so that
+    "merged", "merge" and "merges" meet, and so do "overlapping" and "overlaps".
+
+    >>> [stem(w) for w in ("interrupted", "Indexes", "runs", "running", "merge", "merged")]
+    ['interrupt', 'index', 'run', 'run', 'merg', 'merg']
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w
+
+
+def terms_of(text: str) -> list[str]:
+    """Stemmed content terms of ``text``: identifier parts, plus the joined form of compounds.
+
+    ``lookup_default`` gives ``lookup``, ``default`` and ``lookupdefault``; stop words and
+    terms shorter than 3 characters are dropped.
+    """
+    out: list[str] = []
+    for tok in _WORD.findall(text):
+        parts = split_identifier(tok) or [tok.lower()]
+        for p in parts:
+            if len(p) >= 3 and p not in STOP_WORDS:
+                out.append(stem(p))
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out
+
+
+def question_terms(question: str) -> list[str]:
+    """The question's terms in order, without duplicates and without question words."""
+    out: dict[str, None] = {}
+    for t in terms_of(question):
+        if t not in QUESTION_WORDS and stem(t) not in {stem(q) for q in QUESTION_WORDS}:
+            out[t] = None
+    return list(out)
+
+
+def term_weights(terms: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
+    """IDF of each term over ``texts`` (the candidates): ``ln(1 + N / df)``, 0 when absent.
+
+    A term every candidate contains still counts (ln 2); one only a single candidate has counts
+    most. Terms no candidate contains get 0: they cannot tell candidates apart.
+    """
+    sets = [set(terms_of(t)) for t in texts]
+    n = len(sets)
+    weights: dict[str, float] = {}
+    for t in terms:
+        df = sum(1 for s in sets if t in s)
+        weights[t] = math.log(1 + n / df) if df else 0.0
+    return weights
+
+
+def coverage(found: Iterable[str], weights: dict[str, float]) -> float:
+    """Weighted share of the question's (weighted) terms that are in ``found``."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    have = set(found)
+    return sum(w for t, w in weights.items() if t in have) / total
+
+
+# ------------------------------------------------------------------------------------------
+# Reading a definition
+
+
+def _last(symbol: str | None) -> str:
+    return (symbol or "").split(".")[-1]
+
+
+def _def_line(lines: Sequence[str], symbol: str | None) -> int:
+    """Index of the line that defines ``symbol`` (first code line naming it), else of the first
+    line that is neither blank, a comment nor a decorator; 0 if none."""
+    name = _last(symbol)
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
+    fallback = None
+    for i, line in enumerate(lines):
+        if not line.strip() or _COMMENT.match(line) or _DECORATOR.match(line):
+            continue
+        if fallback is None:
+            fallback = i
+        if pattern is None or pattern.search(line):
+            return i
+    return fallback or 0
+
+
+def signature_of(text: str, symbol: str | None) -> str | None:
+    """The definition's header from its text: the defining line, continued while brackets are
+    open (at most 40 lines), whitespace collapsed, without the trailing ``:`` / ``{``.
+
+    >>> signature_of("@cache\\ndef f(a,\\n      b=1) -> int:\\n    return a", "f")
+    'def f(a, b=1) -> int'
+    """
+    lines = split_lines(text)
+    if not lines:
+        return None
+    i = _def_line(lines, symbol)
+    parts: list[str] = []
+    depth = 0
+    for line in lines[i : i + 40]:
+        parts.append(line.strip())
+        body_open = line.rstrip().endswith("{")  # a brace that opens the body, not a bracket
+        for ch in line.rstrip()[:-1] if body_open else line:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+        if depth <= 0 and not line.rstrip().endswith(("(", ",", "\\")):
+            break
+    sig = " ".join(" ".join(parts).split())
+    sig = re.sub(r"([(\[]) ", r"\1", sig)
+    sig = re.sub(r",? ([)\]])", r"\1", sig)
+    sig = re.sub(r"\s*[:{]\s*$", "", sig).rstrip()
+    if len(sig) > MAX_SIGNATURE_CHARS:
+        sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
+    return sig or None
+
+
+def first_sentence(text: str, limit: int = MAX_DOC_CHARS) -> str:
+    """The first sentence of ``text`` (whitespace collapsed), at most ``limit`` characters.
+
+    >>> first_sentence("Open a file.  Lazy when asked, e.g. for writing.")
+    'Open a file.'
+    >>> first_sentence("Return the value (e.g. a default) for name.")
+    'Return the value (e.g. a default) for name.'
+    """
+    flat = " ".join(text.split())
+    m = _SENTENCE_END.search(flat)
+    out = flat[: m.end()] if m else flat
+    if len(out) > limit:
+        cut = out[:limit].rsplit(" ", 1)[0]
+        out = cut.rstrip(",;:") + "…"
+    return out
+
+
+def leading_doc(text: str, symbol: str | None) -> str | None:
+    """The definition's own description: its docstring (Python) or the comment block right
+    above or at the start of it (``#``, ``//``, ``///``, ``/** */``, ``--``), paragraph one.
+
+    >>> leading_doc("// Sum two numbers.\\nfunc Add(a, b int) int {", "Add")
+    'Sum two numbers.'
+    """
+    lines = split_lines(text)
+    if not lines:
+        return None
+    i = _def_line(lines, symbol)
+    if symbol is None and _DOCSTRING_OPEN.match(lines[i]):  # a module docstring
+        doc = _docstring(lines, i)
+        return first_sentence(doc) if doc else None
+    # a comment block just above the definition (decorators may sit between)
+    above: list[str] = []
+    j = i - 1
+    while j >= 0 and _DECORATOR.match(lines[j]):
+        j -= 1
+    while j >= 0 and _COMMENT.match(lines[j]):
+        above.insert(0, lines[j])
+        j -= 1
+    # a docstring: the first statement after the header
+    body = i + 1
+    depth = 0
+    for k in range(i, min(i + 40, len(lines))):
+        depth += sum(lines[k].count(c) for c in "([{") - sum(lines[k].count(c) for c in ")]}")
+        if depth <= 0:
+            body = k + 1
+            break
+    while body < len(lines) and not lines[body].strip():
+        body += 1
+    doc = _docstring(lines, body) if body < len(lines) else None
+    if doc is None and above:
+        doc = _comment_text(above)
+    if doc is None and body < len(lines) and _COMMENT.match(lines[body]):
+        block = []
+        while body < len(lines) and _COMMENT.match(lines[body]):
+            block.append(lines[body])
+            body += 1
+        doc = _comment_text(block)
+    if not doc:
+        return None
+    sentence = first_sentence(doc)
+    return sentence if len(sentence) >= 3 else None
+
+
+def _docstring(lines: Sequence[str], i: int) -> str | None:
+    m = _DOCSTRING_OPEN.match(lines[i])
+    if not m:
+        return None
+    quote = m.group(1)
+    rest = lines[i][m.end() :]
+    collected: list[str] = []
+    k = i
+    while True:
+        end = rest.find(quote)
+        if end >= 0:
+            collected.append(rest[:end])
+            break
+        collected.append(rest)
+        k += 1
+        if k >= len(lines) or len(quote) == 1:
+            break
+        rest = lines[k]
+    return _first_paragraph(collected)
+
+
+def _comment_text(block: Sequence[str]) -> str | None:
+    cleaned: list[str] = []
+    for line in block:
+        s = line.strip()
+        s = re.sub(r"^(?:/\*\*?|\*/|\*|///?|#+|--|;+)\s?", "", s)
+        s = re.sub(r"\*/\s*$", "", s).strip()
+        if s.startswith("@") or s.startswith("!"):  # JSDoc tags, shebang-like lines
+            continue
+        cleaned.append(s)
+    return _first_paragraph(cleaned)
+
+
+def _first_paragraph(lines: Sequence[str]) -> str | None:
+    para: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if para:
+                break
+            continue
+        para.append(line.strip())
+    text = " ".join(para).strip()
+    return text or None
+
+
+def key_lines(
+    text: str, start_line: int, weights: dict[str, float], *, skip: Iterable[int] = (), limit: int
+) -> list[tuple[int, str]]:
+    """The ``limit`` lines of a chunk that carry the most question-term weight, in line order.
+
+    Returns ``(line number, stripped line)``; lines in ``skip`` (line numbers), blank lines and
+    lines longer than MAX_LINE_CHARS are left out; a line needs at least one weighted term, and
+    code lines win ties over comments.
+    """
+    skipped = set(skip)
+    scored: list[tuple[float, int, str]] = []
+    for i, line in enumerate(split_lines(text)):
+        n = start_line + i
+        s = line.strip()
+        if n in skipped or not s or len(s) > MAX_LINE_CHARS:
+            continue
+        found = set(terms_of(s))
+        score = sum(w for t, w in weights.items() if t in found)
+        if score <= 0:
+            continue
+        if _COMMENT.match(line):
+            score *= 0.9
+        scored.append((score, n, s))
+    best = sorted(scored, key=lambda x: (-x[0], x[1]))[:limit]
+    return [(n, s) for _, n, s in sorted(best, key=lambda x: x[1])]
+
+
+# ------------------------------------------------------------------------------------------
+# The card
+
+
+@dataclass
+class Graph:
+    """Call-graph facts from the index that the card may state.
+
+    ``definitions``: name (last part of a symbol) → how many definitions have it (a call edge
+    by name is stated only when the name is defined once, so it cannot be another ``commit``).
+    ``classes``: class name → its class chunk (to cite "B is a method of C").
+    ``callers``: symbol → chunks that call it.
+    ``signatures``: ``(path, start_line)`` → signature stored in the index.
+    """
+
+    definitions: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, Any] = field(default_factory=dict)
+    callers: dict[str, list[Any]] = field(default_factory=dict)
+    signatures: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+@dataclass
+class Source:
+    """One numbered piece of evidence: a chunk (or hit) described by the card."""
+
+    n: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    signature: str | None = None
+    doc: str | None = None
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    score: float = 0.0
+    text: str = ""
+    role: str = "definition"  # definition | related
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    @property
+    def hash(self) -> str:
+        return span_hash(split_lines(self.text)[: self.end_line - self.start_line + 1])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "kind": self.kind,
+            "signature": self.signature,
+            "doc": self.doc,
+            "lines": [{"line": n, "text": s} for n, s in self.lines],
+            "role": self.role,
+        }
+
+
+@dataclass
+class Relation:
+    text: str  # markdown, ends with its citations
+    citations: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "citations": list(self.citations)}
+
+
+@dataclass
+class EvidenceCard:
+    question: str
+    sources: list[Source]
+    relations: list[Relation]
+    text: str  # the card as markdown
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_dict() for s in self.sources],
+            "relations": [r.to_dict() for r in self.relations],
+        }
+
+
+def score_candidates(
+    question: str, hits: Sequence[Any], weights: dict[str, float], graph: Graph | None = None
+) -> list[float]:
+    """How well each hit answers the question (higher is better), one score per hit.
+
+    ``3·named + 1.5·name + 1·head + 1·body + 1/rank``: ``named`` = the question names the
+    hit's symbol (or its last part); ``name`` / ``head`` / ``body`` = weighted coverage of the
+    question's terms by the symbol's parts, by its signature + leading doc, and by its whole
+    text; ``1/rank`` keeps retrieval's order as the prior. Non-definitions (windows, sections)
+    get half.
+    """
+    named = {n for q in query_identifiers(question) for n in (q, _last(q))}
+    graph = graph or Graph()
+    scores: list[float] = []
+    for rank, h in enumerate(hits, 1):
+        sym = h.symbol or ""
+        exact = 1.0 if sym and (sym in named or _last(sym) in named) else 0.0
+        name_cov = coverage(terms_of(sym), weights)
+        sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, sym) or ""
+        head = f"{sig} {leading_doc(h.text, sym) or ''}"
+        head_cov = coverage(terms_of(head), weights)
+        body_cov = coverage(terms_of(h.text), weights)
+        s = W_NAMED * exact + W_NAME * name_cov + W_HEAD * head_cov + W_BODY * body_cov
+        s += W_PRIOR / rank
+        if h.kind not in DEFINITION_KINDS:
+            s *= WINDOW_FACTOR
+        scores.append(round(s, 6))
+    return scores
+
+
+def _md_code(s: str) -> str:
+    """``s`` as inline code, with a fence longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _cite(*ns: int) -> str:
+    return "".join(f"[{n}]" for n in dict.fromkeys(ns))
+
+
+KIND_LABELS = {"window": "module-level code", "section": "section", "text": "text"}
+
+
+def _name(s: Source) -> str:
+    return _md_code(s.symbol) if s.symbol else f"the {_kind(s)} of {s.path}"
+
+
+def _kind(s: Source) -> str:
+    return KIND_LABELS.get(s.kind, s.kind)
+
+
+def _describe(s: Source) -> list[str]:
+    head = f"{_name(s)} ({_kind(s)}, {s.location})"
+    if s.signature and s.kind in DEFINITION_KINDS:
+        sig = s.signature
+        if len(sig) > MAX_SIGNATURE_CHARS:
+            sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
+        head += f": {_md_code(sig)}"
+    head += f" {_cite(s.n)}"
+    out = [head]
+    if s.doc:
+        out.append(f"   {_doc_line(s.doc)} {_cite(s.n)}")
+    for n, line in s.lines:
+        out.append(f"   - line {n}: {_md_code(line)} {_cite(s.n)}")
+    return out
+
+
+def _doc_line(doc: str) -> str:
+    return f"Its doc: {doc.strip()}"
+
+
+def evidence_card(
+    question: str, hits: Sequence[Any], graph: Graph | None = None, *, k: int = CANDIDATES
+) -> EvidenceCard:
+    """The deterministic answer for ``question`` from ``hits`` (rank order) and ``graph``.
+
+    Sources are numbered in the order the card cites them: the best definition is [1].
+    """
+    graph = graph or Graph()
+    cands = list(hits[:k])
+    terms = question_terms(question)
+    weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
+    weights = {t: w for t, w in weights.items() if w > 0}
+    if not cands:
+        return EvidenceCard(question, [], [], "")
+    scores = score_candidates(question, cands, weights, graph)
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
+    best = scores[order[0]]
+    chosen = [order[0]]
+    for i in order[1:]:
+        if len(chosen) >= MAX_DEFINITIONS:
+            break
+        if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
+            chosen.append(i)
+
+    sources: list[Source] = []
+    for i in chosen:
+        h = cands[i]
+        sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, h.symbol)
+        lines = split_lines(h.text)
+        def_at = h.start_line + _def_line(lines, h.symbol)
+        sources.append(
+            Source(
+                n=len(sources) + 1,
+                path=h.path,
+                start_line=h.start_line,
+                end_line=h.end_line,
+                symbol=h.symbol,
+                kind=h.kind,
+                signature=sig,
+                doc=leading_doc(h.text, h.symbol),
+                lines=key_lines(h.text, h.start_line, weights, skip=[def_at], limit=MAX_KEY_LINES),
+                score=scores[i],
+                text=h.text,
+                calls=list(getattr(h, "calls", None) or []),
+            )
+        )
+    others = [cands[i] for i in order if i not in chosen]
+    relations = _relations(sources, others, graph)
+    return EvidenceCard(question, sources, relations, render_card(sources, relations))
+
+
+def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:
+    for s in sources:
+        if (s.path, s.start_line, s.end_line) == (chunk.path, chunk.start_line, chunk.end_line):
+            return s
+    s = Source(
+        n=len(sources) + 1,
+        path=chunk.path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol=chunk.symbol,
+        kind=chunk.kind,
+        text=chunk.text,
+        role=role,
+        calls=list(getattr(chunk, "calls", None) or []),
+    )
+    sources.append(s)
+    return s
+
+
+def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> list[Relation]:
+    """A calls B (both among the top hits), B is a method of C, B is called by D."""
+    out: list[Relation] = []
+    seen: set[str] = set()
+
+    def add(text: str, cites: list[int], key: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            out.append(Relation(f"{text} {_cite(*cites)}.", list(dict.fromkeys(cites))))
+
+    defs = list(sources)
+    pool: list[Any] = [*defs, *[o for o in others if o.kind in DEFINITION_KINDS]]
+
+    def unique(name: str) -> bool:
+        return graph.definitions.get(name, 1) == 1
+
+    # A calls B, among the described definitions and the other top hits
+    for a in pool:
+        a_calls = list(getattr(a, "calls", None) or [])
+        for b in defs:
+            if a is b or not b.symbol or not a.symbol:
+                continue
+            name = _last(b.symbol)
+            if name in a_calls and (unique(name) or a.path == b.path):
+                sa = a if isinstance(a, Source) else _source_for(a, sources)
+                add(
+                    f"{_md_code(sa.symbol or '')} ({sa.location}) calls {_md_code(b.symbol)}",
+                    [sa.n, b.n],
+                    f"{sa.symbol} calls {b.symbol}",
+                )
+    # B is a method of C
+    for b in defs:
+        sym = b.symbol or ""
+        if b.kind != "method" or "." not in sym:
+            continue
+        owner = sym.rsplit(".", 1)[0]
+        cls = graph.classes.get(owner)
+        if cls is None:
+            continue
+        sc = _source_for(cls, sources)
+        add(
+            f"{_md_code(sym)} is a method of class {_md_code(owner)} ({sc.location})",
+            [b.n, sc.n],
+            f"{sym} of {owner}",
+        )
+    # who calls the best definition(s)
+    for b in defs[:2]:
+        if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
+            continue
+        for c in graph.callers.get(b.symbol, [])[:MAX_CALLERS]:
+            if (c.path, c.start_line) == (b.path, b.start_line) or not c.symbol:
+                continue
+            sc = _source_for(c, sources)
+            add(
+                f"{_md_code(c.symbol)} ({sc.location}) calls {_md_code(b.symbol)}",
+                [sc.n, b.n],
+                f"{c.symbol} calls {b.symbol}",
+            )
+    return out
+
+
+def render_card(sources: Sequence[Source], relations: Sequence[Relation]) -> str:
+    """The card as markdown: a lead sentence, the definitions, then how they connect."""
+    defs = [s for s in sources if s.role == "definition"]
+    if not defs:
+        return ""
+    top = defs[0]
+    what = f"a {_kind(top)} in " if top.symbol else ""
+    lead = f"The best match is {_name(top)}, {what}{top.location} {_cite(top.n)}."
+    if len(defs) > 1:
+        rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
+        lead += f" Also relevant: {rest}."
+    out = [lead, ""]
+    for i, s in enumerate(defs, 1):
+        body = _describe(s)
+        out.append(f"{i}. {body[0]}")
+        out.extend(body[1:])
+    if relations:
+        out += ["", "How they connect:"]
+        out += [f"- {r.text}" for r in relations]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the graph from the store
+
+
+def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
+    """The call-graph facts the card may use for ``hits``: definition counts of the names
+    involved, owning classes of methods, callers of the top definitions, stored signatures.
+
+    Works with any store that has ``by_symbol`` / ``callers`` (missing methods: no facts).
+    """
+    graph = Graph()
+    by_symbol = getattr(store, "by_symbol", None)
+    callers = getattr(store, "callers", None)
+    if by_symbol is None:
+        return graph
+    top = [h for h in hits[:k] if h.symbol]
+    names = {_last(h.symbol) for h in top}
+    owners = {h.symbol.rsplit(".", 1)[0] for h in top if h.kind == "method" and "." in h.symbol}
+    try:
+        rows = by_symbol(sorted(names | owners), None, 400)
+    except Exception:  # the card is best effort: a store error must not block an answer
+        return graph
+    for _, chunk, _ in rows:
+        if chunk.kind not in DEFINITION_KINDS:
+            continue
+        last = _last(chunk.symbol)
+        graph.definitions[last] = graph.definitions.get(last, 0) + 1
+        if chunk.signature:
+            graph.signatures[(chunk.path, chunk.start_line)] = chunk.signature
+        if chunk.kind == "class" and chunk.symbol in owners:
+            graph.classes.setdefault(chunk.symbol, chunk)
+    if callers is not None:
+        from askrepo.datatypes import CODE
+
+        for h in top:
+            try:
+                found = callers(_last(h.symbol), [CODE], MAX_CALLERS + 2)
+            except Exception:
+                continue
+            graph.callers[h.symbol] = [
+                c for _, c, _ in found if (c.path, c.start_line) != (h.path, h.start_line)
+            ]
+    return graph
