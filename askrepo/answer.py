@@ -387,6 +387,21 @@ def citation_for(n: int, snippet: Any, commit: str | None) -> Citation:
     )
 
 
+def header_similarity(question: str, hits: list[Hit], graph: Any, retriever: Any) -> Any:
+    """Cosine of the question and each candidate's header (askrepo.evidence.header_text) with
+    the retriever's embedding model; None when the retriever has no model (fakes)."""
+    from askrepo.evidence import CANDIDATES, header_text
+
+    if not hasattr(type(retriever), "embedder") and not hasattr(retriever, "_embedder"):
+        return None
+    try:
+        emb = retriever.embedder
+        qv = emb.embed_query(question)
+        return [float(qv @ emb.embed_query(header_text(h, graph))) for h in hits[:CANDIDATES]]
+    except Exception:  # a ranking hint only: never block the answer
+        return None
+
+
 SUMMARY_SYSTEM = (
     "You answer a question about a code base in one or two short plain sentences, using only "
     "the numbered facts given. End each sentence with the number of the fact it uses, like [1]."
@@ -517,7 +532,10 @@ def ask(
         )
 
     with _timed(timings, "evidence"):
-        card = evidence_card(question, hits, gather_graph(store, hits))
+        graph = gather_graph(store, hits)
+        card = evidence_card(
+            question, hits, graph, similarity=header_similarity(question, hits, graph, retriever)
+        )
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 

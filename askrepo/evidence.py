@@ -32,8 +32,10 @@ MAX_CALLERS = 2
 CANDIDATES = 8  # top hits considered for the best definition
 # score_candidates: weights of "the question names it", term coverage by the symbol name, by
 # the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
-W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR = 3.0, 1.5, 1.0, 1.0, 1.0
+# and of the cosine similarity of the question and the definition's header
+W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
 WINDOW_FACTOR = 0.75  # windows / sections answer "how" questions less often than definitions
+CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
 CLOSE_ENOUGH = 0.7  # a runner-up is described in full when its score is ≥ this share of the best
 
 # Words that say what kind of answer is wanted, not what it is about.
@@ -404,16 +406,37 @@ class EvidenceCard:
         }
 
 
+def header_text(h: Any, graph: Graph | None = None) -> str:
+    """What a definition says about itself: its name in words, the first sentence of its doc
+    and its signature (for a window: its path and doc). Compared with the question by the
+    embedding model (``similarity`` in :func:`score_candidates`)."""
+    sym = h.symbol or ""
+    doc = leading_doc(h.text, h.symbol) or ""
+    if not sym:
+        return f"{h.path}. {doc}".strip()
+    words = " ".join(" ".join(split_identifier(p)) for p in sym.split("."))
+    sig = (graph.signatures.get((h.path, h.start_line)) if graph else None) or signature_of(
+        h.text, sym
+    )
+    return f"{words}. {doc} {sig or ''}".strip()
+
+
 def score_candidates(
-    question: str, hits: Sequence[Any], weights: dict[str, float], graph: Graph | None = None
+    question: str,
+    hits: Sequence[Any],
+    weights: dict[str, float],
+    graph: Graph | None = None,
+    similarity: Sequence[float] | None = None,
 ) -> list[float]:
     """How well each hit answers the question (higher is better), one score per hit.
 
-    ``3·named + 1.5·name + 1·head + 1·body + 1/rank``: ``named`` = the question names the
-    hit's symbol (or its last part); ``name`` / ``head`` / ``body`` = weighted coverage of the
-    question's terms by the symbol's parts, by its signature + leading doc, and by its whole
-    text; ``1/rank`` keeps retrieval's order as the prior. Non-definitions (windows, sections)
-    get half.
+    ``3·named + 1.5·name + 1·head + 1·body + 1/rank + 1.5·sim``: ``named`` = the question
+    names the hit's symbol (or its last part); ``name`` / ``head`` / ``body`` = weighted
+    coverage of the question's terms by the symbol's parts, by its signature + leading doc, and
+    by its whole text; ``1/rank`` keeps retrieval's order as the prior; ``sim`` = cosine of the
+    question and the hit's :func:`header_text` (when given). Non-definitions (windows,
+    sections) get WINDOW_FACTOR of that; a class header whose method is also a candidate gets
+    CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
     """
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()
@@ -428,10 +451,24 @@ def score_candidates(
         body_cov = coverage(terms_of(h.text), weights)
         s = W_NAMED * exact + W_NAME * name_cov + W_HEAD * head_cov + W_BODY * body_cov
         s += W_PRIOR / rank
+        if similarity is not None and rank - 1 < len(similarity):
+            s += W_SIM * similarity[rank - 1]
         if h.kind not in DEFINITION_KINDS:
             s *= WINDOW_FACTOR
-        scores.append(round(s, 6))
-    return scores
+        scores.append(s)
+    # A class header holds no behaviour: when one of its methods is a candidate too, the method
+    # is the better answer (it inherits the bonus of a question naming the class).
+    for i, h in enumerate(hits):
+        if h.kind != "class" or not h.symbol:
+            continue
+        members = [j for j, m in enumerate(hits) if (m.symbol or "").startswith(h.symbol + ".")]
+        if not members:
+            continue
+        if h.symbol in named or _last(h.symbol) in named:
+            for j in members:
+                scores[j] += W_NAMED * 0.5
+        scores[i] *= CLASS_FACTOR
+    return [round(s, 6) for s in scores]
 
 
 def _md_code(s: str) -> str:
@@ -478,11 +515,17 @@ def _doc_line(doc: str) -> str:
 
 
 def evidence_card(
-    question: str, hits: Sequence[Any], graph: Graph | None = None, *, k: int = CANDIDATES
+    question: str,
+    hits: Sequence[Any],
+    graph: Graph | None = None,
+    *,
+    k: int = CANDIDATES,
+    similarity: Sequence[float] | None = None,
 ) -> EvidenceCard:
     """The deterministic answer for ``question`` from ``hits`` (rank order) and ``graph``.
 
     Sources are numbered in the order the card cites them: the best definition is [1].
+    ``similarity``: the question's cosine with each hit's :func:`header_text` (optional).
     """
     graph = graph or Graph()
     cands = list(hits[:k])
@@ -491,7 +534,7 @@ def evidence_card(
     weights = {t: w for t, w in weights.items() if w > 0}
     if not cands:
         return EvidenceCard(question, [], [], "")
-    scores = score_candidates(question, cands, weights, graph)
+    scores = score_candidates(question, cands, weights, graph, similarity)
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
     best = scores[order[0]]
     chosen = [order[0]]
