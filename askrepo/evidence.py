@@ -36,7 +36,8 @@ CANDIDATES = 8  # top hits considered for the best definition
 W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
 WINDOW_FACTOR = 0.75  # windows / sections answer "how" questions less often than definitions
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
-CLOSE_ENOUGH = 0.7  # a runner-up is described in full when its score is ≥ this share of the best
+KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
+CLOSE_ENOUGH = 0.8  # a runner-up is described in full when its score is ≥ this share of the best
 
 # Words that say what kind of answer is wanted, not what it is about.
 QUESTION_WORDS = frozenset(
@@ -295,28 +296,38 @@ def _first_paragraph(lines: Sequence[str]) -> str | None:
 
 
 def key_lines(
-    text: str, start_line: int, weights: dict[str, float], *, skip: Iterable[int] = (), limit: int
+    text: str,
+    start_line: int,
+    weights: dict[str, float],
+    *,
+    skip: Iterable[int] = (),
+    limit: int,
+    known: Iterable[str] = (),
 ) -> list[tuple[int, str]]:
     """The ``limit`` lines of a chunk that carry the most question-term weight, in line order.
 
     Returns ``(line number, stripped line)``; lines in ``skip`` (line numbers), blank lines and
-    lines longer than MAX_LINE_CHARS are left out; a line needs at least one weighted term, and
-    code lines win ties over comments.
+    lines longer than MAX_LINE_CHARS are left out. A line must carry two of the question's
+    terms, or one that is not in ``known`` (the symbol's own name parts: ``for h in hits`` says
+    nothing new about ``merge_hits``); comments lose ties to code.
     """
     skipped = set(skip)
+    named = set(known)
     scored: list[tuple[float, int, str]] = []
     for i, line in enumerate(split_lines(text)):
         n = start_line + i
         s = line.strip()
         if n in skipped or not s or len(s) > MAX_LINE_CHARS:
             continue
-        found = set(terms_of(s))
-        score = sum(w for t, w in weights.items() if t in found)
-        if score <= 0:
+        found = {t for t in terms_of(s) if weights.get(t, 0) > 0}
+        if not found or (len(found) < 2 and found <= named):
             continue
+        score = sum(weights[t] for t in found)
         if _COMMENT.match(line):
             score *= 0.9
         scored.append((score, n, s))
+    top = max((x[0] for x in scored), default=0.0)
+    scored = [x for x in scored if x[0] >= KEY_LINE_SHARE * top]
     best = sorted(scored, key=lambda x: (-x[0], x[1]))[:limit]
     return [(n, s) for _, n, s in sorted(best, key=lambda x: x[1])]
 
@@ -504,14 +515,14 @@ def _describe(s: Source) -> list[str]:
     head += f" {_cite(s.n)}"
     out = [head]
     if s.doc:
-        out.append(f"   {_doc_line(s.doc)} {_cite(s.n)}")
+        out.append(f"   - {_doc_line(s.doc)} {_cite(s.n)}")
     for n, line in s.lines:
         out.append(f"   - line {n}: {_md_code(line)} {_cite(s.n)}")
     return out
 
 
 def _doc_line(doc: str) -> str:
-    return f"Its doc: {doc.strip()}"
+    return f"doc: {doc.strip()}"
 
 
 def evidence_card(
@@ -548,8 +559,14 @@ def evidence_card(
     for i in chosen:
         h = cands[i]
         sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, h.symbol)
+        if sig and not _shows(h.text, sig):
+            sig = None  # a later part of a long definition: its header is not in these lines
         lines = split_lines(h.text)
         def_at = h.start_line + _def_line(lines, h.symbol)
+        doc = leading_doc(h.text, h.symbol)
+        skip = [def_at] + [
+            h.start_line + j for j, ln in enumerate(lines) if doc and _in_doc(ln, doc)
+        ]
         sources.append(
             Source(
                 n=len(sources) + 1,
@@ -559,8 +576,15 @@ def evidence_card(
                 symbol=h.symbol,
                 kind=h.kind,
                 signature=sig,
-                doc=leading_doc(h.text, h.symbol),
-                lines=key_lines(h.text, h.start_line, weights, skip=[def_at], limit=MAX_KEY_LINES),
+                doc=doc,
+                lines=key_lines(
+                    h.text,
+                    h.start_line,
+                    weights,
+                    skip=skip,
+                    limit=MAX_KEY_LINES,
+                    known=terms_of(h.symbol or ""),
+                ),
                 score=scores[i],
                 text=h.text,
                 calls=list(getattr(h, "calls", None) or []),
@@ -569,6 +593,22 @@ def evidence_card(
     others = [cands[i] for i in order if i not in chosen]
     relations = _relations(sources, others, graph)
     return EvidenceCard(question, sources, relations, render_card(sources, relations))
+
+
+def _in_doc(line: str, doc: str) -> bool:
+    """Whether a line only repeats (part of) the doc sentence shown above it."""
+    core = re.sub(r"^\s*(?:[rRuU]?(?:\"\"\"|\'\'\')|#+|//+|/\*+|\*+|--)\s*", "", line).strip()
+    return len(core) >= 8 and core.rstrip("\"'") in doc
+
+
+def _shows(text: str, fragment: str) -> bool:
+    """Whether ``fragment`` (a signature, maybe cut with "…") is in ``text``, ignoring
+    whitespace and a trailing comma before a closing bracket."""
+
+    def squash(x: str) -> str:
+        return re.sub(r",(?=[)\]}]|$)", "", re.sub(r"\s+", "", x))
+
+    return squash(fragment.rstrip("…")) in squash(text)
 
 
 def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:

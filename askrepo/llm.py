@@ -17,9 +17,8 @@ from askrepo.errors import BackendError, UsageError
 BACKENDS = ("auto", "ollama", "embedded", "none")
 
 PROSE_HINT = (
-    "for a prose answer on top, start a local model server (`ollama serve`, then "
-    "`ollama pull qwen3:14b`) or pass `--backend openai` with ASKREPO_OPENAI_BASE_URL set to an "
-    "OpenAI-compatible server (LM Studio, llama-server, vLLM)"
+    "for prose on top, run `ollama serve` (model qwen3:14b) or use `--backend openai` with "
+    "ASKREPO_OPENAI_BASE_URL (LM Studio, llama-server, vLLM)"
 )
 
 THINK_OPEN = "<think>"
