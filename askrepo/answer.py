@@ -424,12 +424,17 @@ def summary_prompt(question: str, card: Any) -> str:
 
 
 def summary_grammar(n_sources: int) -> str:
-    """GBNF: one or two sentences of 4-40 words, each ending with a citation of a card source."""
+    """GBNF: one or two sentences of 4-41 words, each ending with ``[n].`` for a card source n.
+
+    A word may hold inner dots (``os.path``) but never end with one, so a sentence ends only
+    at its citation and each sentence is exactly one cited claim.
+    """
     nums = " | ".join(f'"{i}"' for i in range(1, max(1, min(n_sources, 9)) + 1))
     return (
         'root ::= sentence (" " sentence)?\n'
         'sentence ::= word (" " word){3,40} " [" num "]."\n'
-        "word ::= [A-Za-z0-9_`().,:'/-]{1,30}\n"
+        'word ::= part ("." part){0,3}\n'
+        "part ::= [A-Za-z0-9_`(),:'/-]{1,30}\n"
         f"num ::= {nums}\n"
     )
 

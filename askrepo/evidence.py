@@ -19,8 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
 from askrepo.lines import span_hash, split_lines
+from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
 MAX_DEFINITIONS = 3  # definitions described in full
@@ -34,8 +36,9 @@ CANDIDATES = 8  # top hits considered for the best definition
 # the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
 # and of the cosine similarity of the question and the definition's header
 W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
-WINDOW_FACTOR = 0.75  # windows / sections answer "how" questions less often than definitions
+WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than definitions
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
+SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them / not
 KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
 CLOSE_ENOUGH = 0.8  # a runner-up is described in full when its score is ≥ this share of the best
 
@@ -451,6 +454,7 @@ def score_candidates(
     """
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()
+    about_tests, about_docs = detect_scope(question)
     scores: list[float] = []
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""
@@ -466,6 +470,7 @@ def score_candidates(
             s += W_SIM * similarity[rank - 1]
         if h.kind not in DEFINITION_KINDS:
             s *= WINDOW_FACTOR
+        s *= _class_factor(getattr(h, "file_class", CODE), about_tests, about_docs)
         scores.append(s)
     # A class header holds no behaviour: when one of its methods is a candidate too, the method
     # is the better answer (it inherits the bonus of a question naming the class).
@@ -480,6 +485,15 @@ def score_candidates(
                 scores[j] += W_NAMED * 0.5
         scores[i] *= CLASS_FACTOR
     return [round(s, 6) for s in scores]
+
+
+def _class_factor(file_class: str, about_tests: bool, about_docs: bool) -> float:
+    """Tests and docs answer a question about tests / docs; otherwise code does."""
+    if file_class == TEST:
+        return SCOPE_BOOST if about_tests else SCOPE_PENALTY
+    if file_class == DOC:
+        return SCOPE_BOOST if about_docs else SCOPE_PENALTY
+    return 1.0
 
 
 def _md_code(s: str) -> str:
@@ -745,8 +759,6 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
         if chunk.kind == "class" and chunk.symbol in owners:
             graph.classes.setdefault(chunk.symbol, chunk)
     if callers is not None:
-        from askrepo.datatypes import CODE
-
         for h in top:
             try:
                 found = callers(_last(h.symbol), [CODE], MAX_CALLERS + 2)

@@ -24,6 +24,8 @@ from askrepo.answer import (
     missing_identifiers,
     refusal_text,
     resolve_citations,
+    summary_grammar,
+    summary_prompt,
 )
 from askrepo.datatypes import Citation, Hit
 from askrepo.errors import UsageError
@@ -412,3 +414,27 @@ def test_contextual_summary_is_one_line_and_fits_the_context():
     prompt = llm.calls[0]["prompt"]
     assert words(prompt) <= 200 - 60 - 32  # context - answer tokens - template overhead
     assert TRUNCATED_MARK in prompt and "Symbol: echo" in prompt
+
+
+# ------------------------------------------------------------------------------------------
+# The embedded model's task: one or two sentences over the card
+
+
+def test_summary_prompt_lists_the_card_facts_and_the_question():
+    from askrepo.evidence import evidence_card
+
+    card = evidence_card("Where is default_map read?", REAL)
+    prompt = summary_prompt("Where is default_map read?", card)
+    assert prompt.startswith(
+        "Facts:\n[1] `Context.lookup_default` is a function in src/pkg/core.py. "
+        "It is documented as: Read the default from default_map."
+    )
+    assert prompt.endswith("Question: Where is default_map read?\n\nAnswer in one or two sentences.")
+
+
+def test_summary_grammar_allows_only_cited_sentences():
+    g = summary_grammar(2)
+    assert 'num ::= "1" | "2"' in g
+    assert 'sentence ::= word (" " word){3,40} " [" num "]."' in g
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    llama_cpp.LlamaGrammar.from_string(g, verbose=False)  # valid GBNF for llama.cpp
