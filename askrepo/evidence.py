@@ -40,6 +40,7 @@ WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
 SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them / not
 KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
+KEY_LINE_MIN = 0.15  # ... and at least this share of the whole question's weight
 CLOSE_ENOUGH = 0.8  # a runner-up is described in full when its score is ≥ this share of the best
 
 # Words that say what kind of answer is wanted, not what it is about.
@@ -310,8 +311,9 @@ def key_lines(
     """The ``limit`` lines of a chunk that carry the most question-term weight, in line order.
 
     Returns ``(line number, stripped line)``; lines in ``skip`` (line numbers), blank lines and
-    lines longer than MAX_LINE_CHARS are left out. A line must carry two of the question's
-    terms, or one that is not in ``known`` (the symbol's own name parts: ``for h in hits`` says
+    lines longer than MAX_LINE_CHARS are left out. A line must carry at least KEY_LINE_SHARE of
+    the best line's weight and KEY_LINE_MIN of the question's, and two of the question's
+    terms or one that is not in ``known`` (the symbol's own name parts: ``for h in hits`` says
     nothing new about ``merge_hits``); comments lose ties to code.
     """
     skipped = set(skip)
@@ -330,7 +332,8 @@ def key_lines(
             score *= 0.9
         scored.append((score, n, s))
     top = max((x[0] for x in scored), default=0.0)
-    scored = [x for x in scored if x[0] >= KEY_LINE_SHARE * top]
+    floor = max(KEY_LINE_SHARE * top, KEY_LINE_MIN * sum(weights.values()))
+    scored = [x for x in scored if x[0] >= floor]
     best = sorted(scored, key=lambda x: (-x[0], x[1]))[:limit]
     return [(n, s) for _, n, s in sorted(best, key=lambda x: x[1])]
 
