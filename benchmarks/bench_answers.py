@@ -64,7 +64,8 @@ def load(files: list[str], tag: str | None, limit: int | None) -> list:
     seen: dict[str, object] = {}
     for f in files:
         for q in load_queries(Path(f)):
-            if q.id not in seen and (tag is None or tag in q.tags or (tag == "absent" and q.absent)):
+            wanted = tag is None or tag in q.tags or (tag == "absent" and q.absent)
+            if wanted and q.id not in seen:
                 seen[q.id] = q
     qs = list(seen.values())
     return qs[:limit] if limit else qs

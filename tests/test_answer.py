@@ -429,7 +429,9 @@ def test_summary_prompt_lists_the_card_facts_and_the_question():
         "Facts:\n[1] `Context.lookup_default` is a function in src/pkg/core.py. "
         "It is documented as: Read the default from default_map."
     )
-    assert prompt.endswith("Question: Where is default_map read?\n\nAnswer in one or two sentences.")
+    assert prompt.endswith(
+        "Question: Where is default_map read?\n\nAnswer in one or two sentences."
+    )
 
 
 def test_summary_grammar_allows_only_cited_sentences():

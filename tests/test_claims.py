@@ -34,7 +34,10 @@ ECHO = SimpleNamespace(
     start_line=234,
     end_line=334,
     symbol="echo",
-    text="def echo(message=None, file=None, nl=True, err=False, color=None):\n    out = strip_ansi(out)",
+    text=(
+        "def echo(message=None, file=None, nl=True, err=False, color=None):\n"
+        "    out = strip_ansi(out)"
+    ),
 )
 SOURCES = {1: LOOKUP, 2: ECHO}
 INDEX = {"src/click/core.py", "src/click/utils.py", "src/click/types.py"}
@@ -76,7 +79,7 @@ def test_citations_in_skips_code_and_indexing():
 
 def test_named_things_worked_example():
     n = named_things(
-        'Click\'s `Context.lookup_default()` in src/click/core.py:727-737 reads self.default_map '
+        "Click's `Context.lookup_default()` in src/click/core.py:727-737 reads self.default_map "
         'at line 730 and raises "No such option" via `raise UsageError(...)`.'
     )
     assert n.identifiers == ["Context.lookup_default", "default_map"]
