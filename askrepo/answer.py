@@ -92,7 +92,7 @@ def _truncate(hit: Hit, n: int, max_tokens: int, count_tokens: Callable[[str], i
     The returned hit's ``end_line`` is the last line kept, so a citation of it points at
     exactly the lines the model saw.
     """
-    lines = hit.text.splitlines()
+    lines = split_lines(hit.text)
 
     def cut(keep: int) -> Hit:
         text = "\n".join([*lines[:keep], TRUNCATED_MARK])
@@ -597,7 +597,7 @@ def contextual_summary(llm: LLM, chunk_text: str, path: str, symbol: str | None)
 
     code = chunk_text
     if llm.count_tokens(prompt_for(code)) > budget:
-        lines = chunk_text.splitlines()
+        lines = split_lines(chunk_text)
         lo, hi = 0, len(lines) - 1
         while lo < hi:  # the most leading lines that fit, with the truncation mark
             mid = (lo + hi + 1) // 2

@@ -12,6 +12,9 @@ tree-sitter query per language using these captures:
     inside it (Rust ``impl Foo`` -> ``Foo.new``). Its other lines become ``window`` chunks.
 ``@definition.namespace``
     A container that only qualifies names (C++ namespaces, Kotlin companion objects).
+``@end``
+    Extends a definition to the end of this node, for grammars where a definition's header and
+    body are siblings (Dart: ``method_signature`` followed by ``function_body``).
 ``@receiver``
     Qualifies a definition declared outside its type (Go ``func (s *Server) Run`` ->
     ``Server.Run``, C++ ``void Foo::run()`` -> ``Foo.run``).
@@ -46,8 +49,9 @@ from itertools import accumulate
 from typing import Any
 
 from askrepo.datatypes import Chunk
+from askrepo.lines import split_lines
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 
 _SIGNATURE_MAX = 200
 _MAX_ATTACHED = 100  # longer comment runs above a definition are left to window chunks
@@ -104,16 +108,6 @@ def chunk_text(
             out.chunks.clear()
     _windows(out, 1, len(lines), "text", None)
     return out.chunks
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors count them: split on "\\n" only; a trailing newline adds no line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def supported_languages() -> list[str]:
@@ -283,6 +277,7 @@ class _Def:
     receiver: str | None
     start: int  # 1-based first line of the node itself
     end: int  # 1-based last line
+    end_byte: int  # past the node, or past its @end extent
     children: list[_Def] = field(default_factory=list)
 
 
@@ -327,6 +322,26 @@ def _part(name: str) -> str:
     return ".".join(" ".join(p.split()) for p in re.split(r"::|\\|\.", name) if p.strip())
 
 
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _qualified(name: str) -> tuple[str, bool]:
+    """``(cleaned, swallowed)`` for a C++-style name (with ``::`` or ``<``): template arguments
+    dropped (``Foo<T>`` -> ``Foo``) and, when an unknown macro made the parser swallow the
+    return type into the name (``SPDLOG_INLINE std::string Foo::bar()``), only its last word
+    kept; ``swallowed`` says so, and then the receiver captured with it is part of that type,
+    not a scope."""
+    if "<" not in name and "::" not in name or "operator" in name:
+        return name, False
+    prev = None
+    while prev != name:
+        prev, name = name, _TEMPLATE_ARGS.sub("", name)
+    words = name.split()
+    if len(words) > 1:
+        return words[-1].lstrip("&*"), True
+    return name, False
+
+
 def _code(out: _Out, text: str, language: str) -> bool:
     """Chunk code by definitions. False if ``language`` has no query (caller falls back)."""
     compiled = _compiled(language)
@@ -342,7 +357,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
     bl = _ByteLines(data)
     nlines = len(out.lines)
 
-    by_core: dict[int, tuple[int, Any, str, Any, Any]] = {}  # core id -> (score, core, kind, ..)
+    by_core: dict[int, tuple[int, Any, str, Any, Any, Any]] = {}  # core id -> (score, core, ..)
     wrappers: set[int] = set()
     docs: dict[int, list[Any]] = {}  # end row -> [start byte, start row, ok, end byte, ok]
     calls: list[tuple[int, int, str]] = []
@@ -364,6 +379,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
                 core = nodes[0]
                 name = (caps.get("name") or [None])[0]
                 receiver = (caps.get("receiver") or [None])[0]
+                extent = (caps.get("end") or [None])[0]
                 if name is None and kind != "namespace":
                     continue
                 if name is not None and name.end_byte <= name.start_byte:
@@ -371,7 +387,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
                 score = (name is not None) + (receiver is not None)
                 old = by_core.get(core.id)
                 if old is None or score > old[0]:
-                    by_core[core.id] = (score, core, kind, name, receiver)
+                    by_core[core.id] = (score, core, kind, name, receiver, extent)
 
     calls.sort()
     out.call_rows = [row for _b, row, _n in calls]
@@ -379,7 +395,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
 
     # One definition per name node: the widest wins (e.g. two patterns for one function).
     by_name: dict[Any, _Def] = {}
-    for _score, core, kind, name, receiver in by_core.values():
+    for _score, core, kind, name, receiver, extent in by_core.values():
         if core.end_byte <= core.start_byte:
             continue
         node = core
@@ -389,23 +405,27 @@ def _code(out: _Out, text: str, language: str) -> bool:
             if last is None or last.id != node.id:
                 break
             node, parent = parent, parent.parent
+        last = extent if extent is not None and extent.end_byte > node.end_byte else node
+        name_text, swallowed = _qualified(_text(data, name)) if name is not None else (None, False)
+        receiver_text = None
+        if receiver is not None and not swallowed:
+            receiver_text = _qualified(_text(data, receiver))[0]
         d = _Def(
             node=node,
             core=core,
             kind=kind,
-            name=_part(_text(data, name)) if name is not None else None,
-            receiver=_part(_text(data, receiver)) if receiver is not None else None,
+            name=_part(name_text) if name_text is not None else None,
+            receiver=_part(receiver_text) if receiver_text is not None else None,
             start=min(node.start_point[0] + 1, nlines),
-            end=min(_end_row(node) + 1, nlines),
+            end=min(_end_row(last) + 1, nlines),
+            end_byte=last.end_byte,
         )
         key = name.id if name is not None else ("core", core.id)
         old = by_name.get(key)
-        if old is None or (node.end_byte - node.start_byte) > (
-            old.node.end_byte - old.node.start_byte
-        ):
+        if old is None or (d.end_byte - node.start_byte) > (old.end_byte - old.node.start_byte):
             by_name[key] = d
 
-    roots = _nest(sorted(by_name.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
+    roots = _nest(sorted(by_name.values(), key=lambda d: (d.node.start_byte, -d.end_byte)))
     ctx = _Ctx(out, bl, _attach_map(docs))
     ctx.emit_children(roots, 1, nlines, [], False, None)
     return True
@@ -451,8 +471,7 @@ def _nest(defs: list[_Def]) -> list[_Def]:
     stack: list[_Def] = []
     for d in defs:
         while stack and (
-            d.node.start_byte >= stack[-1].node.end_byte
-            or d.node.end_byte > stack[-1].node.end_byte
+            d.node.start_byte >= stack[-1].end_byte or d.end_byte > stack[-1].end_byte
         ):
             stack.pop()
         (stack[-1].children if stack else roots).append(d)
@@ -562,6 +581,8 @@ class _Ctx:
                 start = line_start  # "export const", "pub", "type" before the node
         if body is not None and core.start_byte < body.start_byte <= core.end_byte:
             end = body.start_byte
+        elif d.end_byte > core.end_byte:
+            end = core.end_byte  # a header node whose body is its @end sibling
         else:
             end = min(core.end_byte, self.bl.start(row + 1) - 1)
         raw = data[start : min(end, start + 4 * _SIGNATURE_MAX)].decode("utf-8", "replace")

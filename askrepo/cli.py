@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from click import ClickException
 from rich.console import Console
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -36,23 +37,71 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+# What Ctrl-C means for each command (only `index` writes anything).
+_INTERRUPTED = {
+    "index": "Interrupted — nothing was committed; the previous index is still usable.",
+}
+
+
 def friendly(fn):
-    """Turn library errors and Ctrl-C into one-line messages with a non-zero exit code."""
+    """Turn library errors, bad ASKREPO_* values, OS and index errors and Ctrl-C into one-line
+    messages with a non-zero exit code. ASKREPO_DEBUG=1 re-raises unexpected errors (with
+    their traceback) for a bug report."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any):
+        from . import config
         from .errors import AskrepoError
 
         try:
+            config.validate()
+            if fn.__name__ == "index":
+                config.check_home(write=True)
             return fn(*args, **kwargs)
         except AskrepoError as exc:
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
-            fail("Interrupted — nothing was committed; the previous index is still usable.", 130)
+            fail(_INTERRUPTED.get(fn.__name__, "Interrupted."), 130)
         except BrokenPipeError:
             raise typer.Exit(0) from None
+        except (typer.Exit, typer.Abort, ClickException):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+            if os.environ.get("ASKREPO_DEBUG", "").strip() not in ("", "0"):
+                raise
+            fail(unexpected_error_message(exc), 1)
 
     return wrapper
+
+
+def unexpected_error_message(exc: BaseException) -> str:
+    """One line for an exception that is not an AskrepoError (pure; see ``friendly``)."""
+    from . import config
+
+    detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+    module = type(exc).__module__ or ""
+    if module.startswith(("lance", "pyarrow")) or "lance" in detail.lower():
+        return (
+            f"The index could not be read ({type(exc).__name__}: {detail}) — it may be damaged; "
+            "run `askrepo index --rebuild`"
+        )
+    if isinstance(exc, OSError):
+        where = exc.filename or ""
+        try:
+            in_home = bool(where) and Path(where).resolve().is_relative_to(config.home().resolve())
+        except (OSError, ValueError):
+            in_home = False
+        hint = (
+            "set ASKREPO_HOME to a writable directory"
+            if in_home
+            else "check that the path exists and is readable"
+        )
+        what = f"{exc.strerror or detail}" + (f": {where}" if where else "")
+        return f"{what} — {hint}"
+    return (
+        f"Unexpected error ({type(exc).__name__}: {detail}) — this is a bug in askrepo; "
+        "re-run with ASKREPO_DEBUG=1 for the traceback and report it"
+    )
 
 
 def default_repo(repo: Path | None) -> Path:

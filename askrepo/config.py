@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import UsageError
+
 DEFAULT_EMBED_MODEL = "minilm"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 
@@ -44,9 +46,26 @@ def enrich() -> bool:
     return _flag("ASKREPO_ENRICH", True)
 
 
+def _positive_int(name: str, default: int, example: str) -> int:
+    """A positive integer from the environment; UsageError (one line, with the fix) if not."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(
+            f"{name}={raw!r} is not a positive whole number — set e.g. {name}={example}, "
+            f"or unset it for the default ({default})"
+        )
+    return value
+
+
 def max_file_bytes() -> int:
-    raw = os.environ.get("ASKREPO_MAX_FILE_BYTES")
-    return int(raw) if raw else DEFAULT_MAX_FILE_BYTES
+    """Files larger than this are not indexed (ASKREPO_MAX_FILE_BYTES, default 1 MiB)."""
+    return _positive_int("ASKREPO_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES, "2000000")
 
 
 def exclude_tests() -> bool:
@@ -58,4 +77,35 @@ def exclude_docs() -> bool:
 
 
 def top_k() -> int:
-    return int(os.environ.get("ASKREPO_TOPK") or 8)
+    """Snippets `ask` retrieves and shows the model (ASKREPO_TOPK, default 8)."""
+    return _positive_int("ASKREPO_TOPK", 8, "8")
+
+
+def check_home(*, write: bool = False) -> Path:
+    """ASKREPO_HOME, checked: UsageError if it (or a parent) is not a directory, or — with
+    ``write`` — if it cannot be created or written."""
+    path = home()
+    hint = "set ASKREPO_HOME to a writable directory (default ~/.askrepo)"
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise UsageError(f"ASKREPO_HOME={path} is not usable: {p} is a file — {hint}")
+            break
+    if write:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"ASKREPO_HOME={path} cannot be created ({exc.strerror or exc}) — {hint}"
+            ) from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UsageError(f"ASKREPO_HOME={path} is not writable — {hint}")
+    return path
+
+
+def validate() -> None:
+    """Check every ASKREPO_* value a command may use, so a bad one is reported at once, as one
+    line, by every command (not as a traceback halfway through)."""
+    max_file_bytes()
+    top_k()
+    check_home()

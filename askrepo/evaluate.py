@@ -768,7 +768,8 @@ class _HidingStore:
     """The store as the refusal check sees it, minus the question file (which names every
     identifier the questions ask about, including the absent ones).
 
-    ``has_term`` repeats ``IndexStore.has_term``'s rule on FTS candidates outside that file.
+    ``has_term`` is ``askrepo.presence.has_term`` (the one rule ``IndexStore.has_term`` uses)
+    with that file left out.
     """
 
     def __init__(self, store: Any, hide: str) -> None:
@@ -778,20 +779,9 @@ class _HidingStore:
         return [c for c in self._store.find_symbol(name) if c.path != self._hide]
 
     def has_term(self, term: str) -> bool:
-        from askrepo.identifiers import fts_query
+        from askrepo.presence import has_term
 
-        q = fts_query(term)
-        if not q:
-            return False
-        whole = re.sub(r"[^0-9a-z]+", "", term.lower())
-        for _, chunk, _ in self._store.fts(q, 40):
-            if chunk.path == self._hide:
-                continue
-            if term in chunk.text or (
-                whole and whole in re.sub(r"[^0-9a-z]+", "", chunk.text.lower())
-            ):
-                return True
-        return False
+        return has_term(self._store, term, exclude={self._hide})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -1,15 +1,25 @@
-"""Exact search over the indexed files: ripgrep-like line matches, ranked for coding agents.
+"""Exact search over the indexed files with ripgrep, ranked for coding agents.
+
+ripgrep (``rg``, from the PyPI wheel ``ripgrep==14.1.0``) finds the matching lines; this
+module decides which files it may read, what a match shows and how matches rank.
 
 Semantics
 ---------
-* A pattern is a Python regular expression matched against each line separately (lines are split
-  on ``"\\n"`` only; a trailing ``"\\r"`` is ignored). ``literal=True`` searches the text as is.
-  One result per matching line; ``line`` and ``column`` are 1-based (column counts characters).
+* A pattern is a ripgrep (Rust ``regex``) regular expression matched against each line
+  separately (lines are split on ``"\\n"`` only; a trailing ``"\\r"`` is ignored, so ``$``
+  matches before it). It has no look-around and no backreferences, and runs in linear time.
+  ``literal=True`` searches the text as is. One result per matching line; ``line`` and
+  ``column`` are 1-based (column counts characters).
 * A literal query that has no match anywhere but contains regex escapes of punctuation
   (``class Foo\\(``, ``a \\| b``) is searched again with the escapes removed: people often paste an
   escaped pattern into a literal search. The result's ``note`` says when this happened.
-* ``path`` is a regular expression searched (``re.search``) in the repo-relative POSIX path;
+* ``path`` is a regular expression (same syntax) searched in the repo-relative POSIX path;
   ``lang`` keeps files whose indexed language is that name (``py``, ``js``, ``ts`` … are aliases).
+* Only files the index kept are searched, and only while they are regular files inside the
+  repository (no symlink, FIFO or device swapped in since) of at most ASKREPO_MAX_FILE_BYTES.
+* What is searched and shown is what the index holds: secrets are redacted
+  (``askrepo.secrets``), so a secret never matches and never shows. The redacted text of a file
+  is cached by its content hash; files with a redaction are searched again on that text.
 
 Ranking (results are ranked, not just sorted) — each tier is decided before the next:
 
@@ -23,31 +33,41 @@ Ranking (results are ranked, not just sorted) — each tier is decided before th
    ``HUNK_GAP`` lines apart form a hunk, and the densest place where a name is used wins;
 7. path, then line.
 
-Safety: patterns over 10 KB are refused, and any user regex (the pattern, or ``path``) is run in
-a separate worker process that is killed at the deadline, so a catastrophic regex returns
-``timed_out=True`` (with the matches found so far) instead of hanging the caller.
+Safety: patterns over 10 KB are refused; ripgrep runs with no config file (``--no-config``),
+never follows symlinks, and is killed at the deadline (``timed_out=True`` with the matches
+found so far); the scan stops after ``MAX_CANDIDATES`` matching lines.
 """
 
 from __future__ import annotations
 
+import base64
 import bisect
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
-import sys
+import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .datatypes import CODE, CONFIG, DOC, TEST
-from .errors import UsageError
+from .errors import AskrepoError, UsageError
+from .lines import split_lines
+from .safe_read import read_regular
 
 MAX_PATTERN_BYTES = 10 * 1024
 MAX_LIMIT = 1000
 MAX_TEXT_CHARS = 2000  # longer lines (minified code) are cut in the output
+SMALL_TREE_FILES = 500  # below this many files, rg searches with one thread
 MAX_CANDIDATES = 20_000  # matches collected for ranking; beyond that the scan stops
 HUNK_GAP = 20  # matches at most this many lines apart belong to one hunk
 _BINARY_SNIFF = 8192
@@ -312,7 +332,361 @@ def normalize_lang(lang: str) -> set[str]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Scanning (runs in-process for plain literals, in a worker process for user regexes)
+# ripgrep
+
+
+class GrepUnavailableError(AskrepoError):
+    """ripgrep is missing or failed."""
+
+    exit_code = 4
+
+
+RG_INSTALL = "pip install ripgrep==14.1.0 (or apt-get install ripgrep)"
+
+
+@functools.lru_cache(maxsize=4)
+def _find_rg(override: str | None) -> str:
+    if override:
+        if os.path.isfile(override) and os.access(override, os.X_OK):
+            return override
+        raise GrepUnavailableError(
+            f"ASKREPO_RG={override} is not an executable file — point it at ripgrep's `rg`, "
+            f"or unset it to use the one from `{RG_INSTALL}`"
+        )
+    try:  # the binary the `ripgrep` wheel installed, found through its own file list
+        dist = importlib.metadata.distribution("ripgrep")
+        for f in dist.files or []:
+            if f.name in ("rg", "rg.exe"):
+                path = str(dist.locate_file(f))
+                if os.path.isfile(path) and os.access(path, os.X_OK):
+                    return path
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    found = shutil.which("rg")
+    if found:
+        return found
+    raise GrepUnavailableError(f"ripgrep (rg) is not installed — run `{RG_INSTALL}`")
+
+
+def rg_binary() -> str:
+    """Path of the ``rg`` executable (``ASKREPO_RG``, else the ``ripgrep`` wheel's, else PATH)."""
+    return _find_rg(os.environ.get("ASKREPO_RG") or None)
+
+
+# Never read a config file (RIPGREP_CONFIG_PATH), never follow symlinks, JSON out, CRLF aware.
+_RG_BASE = ["--no-config", "--json", "--crlf", "--no-messages", "--no-follow", "--color=never"]
+_ARGV_BYTES = 100_000  # paths per rg call (well under the kernel's argument limit)
+
+
+@dataclass
+class _RgMatch:
+    path: str
+    line: int  # 1-based
+    text: str  # the line as rg saw it (decoded, line terminator removed)
+    start: int  # character offsets of the first match in ``text``
+    end: int
+
+
+class _RgRun:
+    """One rg invocation, its JSON output streamed; killed at the deadline or when ``stop``
+    says. No threads: one ``selectors`` loop feeds stdin and reads stdout and stderr."""
+
+    def __init__(self, argv: list[str], cwd: str, deadline: float, stdin: bytes | None = None):
+        self.argv, self.cwd, self.deadline, self.stdin = argv, cwd, deadline, stdin
+        self.timed_out = False
+        self.stopped = False
+
+    def matches(self, stop: Callable[[], bool] = lambda: False) -> Iterator[_RgMatch]:
+        if self.deadline - time.time() <= 0:
+            self.timed_out = True
+            return
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                stdin=subprocess.PIPE if self.stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise GrepUnavailableError(
+                f"Could not run ripgrep ({exc.strerror or exc}) — reinstall it: `{RG_INSTALL}`"
+            ) from None
+        err = bytearray()
+        try:
+            yield from self._pump(proc, err, stop)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        if self.stopped or self.timed_out:
+            return
+        if proc.returncode == 2:
+            lines = [ln.strip() for ln in err.decode("utf-8", "replace").splitlines()]
+            raise _RgError(next((ln for ln in reversed(lines) if ln), "no message"), lines)
+        if proc.returncode not in (0, 1):
+            raise GrepUnavailableError(
+                f"ripgrep failed (exit {proc.returncode}) — reinstall it: `{RG_INSTALL}`"
+            )
+
+    def _pump(
+        self, proc: subprocess.Popen, err: bytearray, stop: Callable[[], bool]
+    ) -> Iterator[_RgMatch]:
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        assert proc.stdout is not None and proc.stderr is not None
+        sel.register(proc.stdout, selectors.EVENT_READ, "out")
+        sel.register(proc.stderr, selectors.EVENT_READ, "err")
+        pending = memoryview(self.stdin or b"")
+        if proc.stdin is not None:
+            os.set_blocking(proc.stdin.fileno(), False)
+            sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
+        buf = b""
+        try:
+            while sel.get_map():
+                left = self.deadline - time.time()
+                if left <= 0:
+                    self.timed_out = True
+                    return
+                for key, _ in sel.select(left):
+                    if key.data == "in":
+                        try:
+                            n = os.write(key.fd, pending[:65536])
+                        except (BlockingIOError, InterruptedError):
+                            continue
+                        except OSError:  # rg closed its stdin (it stopped reading)
+                            n = len(pending)
+                        pending = pending[n:]
+                        if not pending:
+                            sel.unregister(key.fileobj)
+                            key.fileobj.close()
+                        continue
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        sel.unregister(key.fileobj)
+                        continue
+                    if key.data == "err":
+                        if len(err) < 65536:
+                            err.extend(data)
+                        continue
+                    buf += data
+                    *rows, buf = buf.split(b"\n")
+                    for raw in rows:
+                        m = _parse_match(raw)
+                        if m is not None:
+                            yield m
+                            if stop():
+                                self.stopped = True
+                                return
+        finally:
+            sel.close()
+
+
+class _RgError(Exception):
+    """rg exited with an error (a bad regex, usually); ``last`` is its last stderr line."""
+
+    def __init__(self, last: str, lines: list[str]):
+        super().__init__(last)
+        self.last = last
+        self.lines = lines
+
+
+def _parse_match(raw: bytes) -> _RgMatch | None:
+    if not raw.startswith(b'{"type":"match"'):
+        return None
+    try:
+        data = json.loads(raw)["data"]
+        path = data["path"].get("text")
+        if path is None:
+            path = base64.b64decode(data["path"]["bytes"]).decode("utf-8", "surrogateescape")
+        lines = data["lines"]
+        line_b = (
+            lines["text"].encode("utf-8", "surrogatepass")
+            if "text" in lines
+            else base64.b64decode(lines["bytes"])
+        )
+        subs = data["submatches"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if line_b.endswith(b"\n"):
+        line_b = line_b[:-1]
+    if line_b.endswith(b"\r"):
+        line_b = line_b[:-1]
+    if subs:
+        s, e = min(int(subs[0]["start"]), len(line_b)), min(int(subs[0]["end"]), len(line_b))
+    else:
+        s = e = 0
+    start = len(line_b[:s].decode("utf-8", "replace"))
+    end = start + len(line_b[s:e].decode("utf-8", "replace"))
+    return _RgMatch(path, int(data["line_number"]), line_b.decode("utf-8", "replace"), start, end)
+
+
+def _rg_args(pattern: str, literal: bool, case_sensitive: bool) -> list[str]:
+    args = [rg_binary(), *_RG_BASE]
+    if literal:
+        args.append("--fixed-strings")
+    if not case_sensitive:
+        args.append("--ignore-case")
+    return [*args, "--regexp", pattern]
+
+
+def _batches(paths: list[str]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    size = 0
+    for p in paths:
+        if batch and size + len(p) + 1 > _ARGV_BYTES:
+            yield batch
+            batch, size = [], 0
+        batch.append(p)
+        size += len(p) + 1
+    if batch:
+        yield batch
+
+
+def _bad_regex(what: str, err: _RgError, hint: str) -> UsageError:
+    detail = err.last.removeprefix("error:").strip()
+    return UsageError(
+        f"Invalid regular expression in {what}: {detail} (ripgrep syntax: no look-around or "
+        f"backreferences) — {hint}"
+    )
+
+
+_REGEX_HINT = "fix it, or pass literal=true to search the text as is"
+
+
+def _check_regex(what: str, regex: str, hint: str) -> None:
+    """Compile ``regex`` with ripgrep (on empty input): UsageError with rg's reason if bad."""
+    run = _RgRun(
+        [*_rg_args(regex, False, True), "--threads=1", "-"], ".", time.time() + 10, stdin=b""
+    )
+    try:
+        for _ in run.matches():
+            pass
+    except _RgError as exc:
+        raise _bad_regex(what, exc, hint) from None
+
+
+_PATH_FILTER_CACHE: OrderedDict[tuple[str, str], frozenset[int]] = OrderedDict()
+
+
+def filter_paths(paths: list[str], regex: str, deadline: float) -> list[str]:
+    """The paths ``regex`` matches (ripgrep's linear-time engine, searched anywhere in them).
+
+    Remembered for the last 256 (regex, path list) pairs: an agent narrows to the same paths
+    again and again."""
+    key = (regex, hashlib.sha1("\0".join(paths).encode("utf-8", "surrogatepass")).hexdigest())
+    keep = _PATH_FILTER_CACHE.get(key)
+    if keep is None:
+        keep = _filter_paths(paths, regex, deadline)
+        _PATH_FILTER_CACHE[key] = keep
+        while len(_PATH_FILTER_CACHE) > 256:
+            _PATH_FILTER_CACHE.popitem(last=False)
+    return [p for i, p in enumerate(paths, 1) if i in keep]
+
+
+def _filter_paths(paths: list[str], regex: str, deadline: float) -> frozenset[int]:
+    shown = [p.replace("\n", " ") for p in paths]
+    run = _RgRun(
+        [*_rg_args(regex, False, True), "--threads=1", "-"],
+        ".",
+        deadline,
+        stdin="\n".join(shown).encode(),
+    )
+    keep = frozenset(m.line for m in run.matches())
+    if run.timed_out:
+        raise TimeoutError
+    return keep
+
+
+# ----------------------------------------------------------------------------------------------
+# What a match shows: the redacted text of the file, cached by content hash
+
+
+@dataclass
+class _View:
+    text: str  # decoded and redacted, as the index holds it
+    lines: list[str]  # split_lines(text), trailing "\r" removed
+    redactions: int
+    _prose: dict[str | None, tuple[list[tuple[int, int]], list[int]]] = field(default_factory=dict)
+    _offsets: list[int] | None = None
+
+    def in_prose(self, lang: str | None, line: int, col: int) -> bool:
+        if lang not in self._prose:
+            spans = prose_spans(self.text, lang)
+            self._prose[lang] = (spans, [s for s, _ in spans])
+        spans, starts = self._prose[lang]
+        if not spans:
+            return False
+        if self._offsets is None:
+            pos, offs = 0, []
+            for ln in split_lines(self.text):
+                offs.append(pos)
+                pos += len(ln) + 1
+            self._offsets = offs
+        return _in_spans(spans, starts, self._offsets[line - 1] + col)
+
+
+_VIEW_CACHE: OrderedDict[str, _View] = OrderedDict()
+_VIEW_CACHE_CHARS = 64 * 1024 * 1024
+_view_cache_size = 0
+_view_lock = threading.Lock()
+# (path, inode, size, mtime, ctime) -> content hash of what was read then
+_SIG_TO_SHA: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def _view(full: str, max_bytes: int) -> _View | None:
+    """The file's redacted lines, or None if it is not a readable regular text file now."""
+    global _view_cache_size
+    from .secrets import is_config_path, redact
+
+    try:
+        st = os.stat(full, follow_symlinks=False)
+    except OSError:
+        return None
+    sig = (full, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _view_lock:  # unchanged since we last read it: no need to read and hash it again
+        key = _SIG_TO_SHA.get(sig)
+        hit = _VIEW_CACHE.get(key) if key is not None else None
+        if hit is not None:
+            _VIEW_CACHE.move_to_end(key)
+            return hit
+    try:
+        raw = read_regular(full, max_bytes)
+    except (OSError, UsageError):
+        return None
+    if b"\0" in raw[:_BINARY_SNIFF]:
+        return None
+    # redaction depends on the content and on whether it is a config file (unquoted values)
+    key = hashlib.sha256(raw).hexdigest() + (":config" if is_config_path(full) else "")
+    with _view_lock:
+        if len(_SIG_TO_SHA) > 200_000:
+            _SIG_TO_SHA.clear()
+        _SIG_TO_SHA[sig] = key
+        hit = _VIEW_CACHE.get(key)
+        if hit is not None:
+            _VIEW_CACHE.move_to_end(key)
+            return hit
+    # as the indexer reads and redacts it
+    text, count = redact(raw.decode("utf-8-sig", errors="replace"), full)
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)]
+    view = _View(text, lines, count)
+    with _view_lock:
+        if key not in _VIEW_CACHE:
+            _VIEW_CACHE[key] = view
+            _view_cache_size += len(text)
+            while _view_cache_size > _VIEW_CACHE_CHARS and len(_VIEW_CACHE) > 1:
+                _, old = _VIEW_CACHE.popitem(last=False)
+                _view_cache_size -= len(old.text)
+    return view
+
+
+# ----------------------------------------------------------------------------------------------
+# Scanning: ripgrep finds the lines, the view decides what is shown and how it ranks
 
 
 def _unescape(query: str) -> str:
@@ -320,136 +694,143 @@ def _unescape(query: str) -> str:
     return re.sub(r"\\([^A-Za-z0-9_])", r"\1", query)
 
 
-def _scan(req: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
-    """Search the files in ``req`` and ``emit`` one record per file with matches.
+def searchable(root: Path, entries: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
+    """The entries that are regular files inside ``root`` now (no symlink in any component,
+    no FIFO or device swapped in after indexing): the only ones handed to ripgrep.
 
-    The last record is ``{"done": files_searched, "timed_out": bool, "capped": bool}``.
-    """
-    from .secrets import redact
-
-    root = Path(req["root"])
+    One ``scandir`` per directory (the entry types come with the listing), not a ``stat`` per
+    file."""
     root_real = os.path.realpath(root)
-    flags = 0 if req["case_sensitive"] else re.IGNORECASE
-    rx = re.compile(req["regex"], flags)
-    exact_rx = None if req["case_sensitive"] else re.compile(req["regex"])
-    path_rx = re.compile(req["path"]) if req.get("path") else None
-    needle = req.get("needle")  # a plain string every matching file must contain
-    deadline = req["deadline"]
-    searched = found = 0
+    entries = list(entries)
+    listings: dict[str, dict[str, str] | None] = {}
+
+    def listing(d: str) -> dict[str, str] | None:
+        if d not in listings:
+            kinds: dict[str, str] | None = {}
+            try:
+                with os.scandir(os.path.join(root_real, d) if d else root_real) as it:
+                    for de in it:
+                        if de.is_symlink():
+                            kinds[de.name] = "link"
+                        elif de.is_dir(follow_symlinks=False):
+                            kinds[de.name] = "dir"
+                        elif de.is_file(follow_symlinks=False):
+                            kinds[de.name] = "file"
+                        else:
+                            kinds[de.name] = "other"  # FIFO, socket, device
+            except OSError:
+                kinds = None
+            listings[d] = kinds
+        return listings[d]
+
+    dir_ok: dict[str, bool] = {"": True}
+
+    def is_dir_ok(d: str) -> bool:
+        if d not in dir_ok:
+            parent, _, name = d.rpartition("/")
+            kinds = listing(parent) if is_dir_ok(parent) else None
+            dir_ok[d] = kinds is not None and kinds.get(name) == "dir"
+        return dir_ok[d]
+
+    out = []
+    for e in entries:
+        parent, _, name = e[0].rpartition("/")
+        if not name or not is_dir_ok(parent):
+            continue
+        kinds = listing(parent)
+        if kinds is not None and kinds.get(name) == "file":
+            out.append(e)
+    return out
+
+
+def _search(
+    root: Path,
+    entries: list[tuple[str, str | None, str]],
+    pattern: str,
+    literal: bool,
+    case_sensitive: bool,
+    deadline: float,
+    threads: int = 0,
+) -> tuple[list[Candidate], int, bool, bool]:
+    """Returns (candidates, files_searched, timed_out, capped)."""
+    from . import config
+
+    root_real = os.path.realpath(root)
+    max_bytes = config.max_file_bytes()
+    info = {p: (lang, cls) for p, lang, cls in entries}
+    args = [*_rg_args(pattern, literal, case_sensitive), f"--max-filesize={max_bytes}"]
+    if threads:
+        args.append(f"--threads={threads}")
+    found: dict[str, list[_RgMatch]] = {}
+    count = [0]
     timed_out = capped = False
-    for path, lang, cls in req["files"]:
-        if time.time() > deadline:
-            timed_out = True
+    for batch in _batches(list(info)):
+        run = _RgRun([*args, "--", *batch], root_real, deadline)
+        for m in run.matches(stop=lambda: count[0] >= MAX_CANDIDATES):
+            found.setdefault(m.path, []).append(m)
+            count[0] += 1
+        timed_out = timed_out or run.timed_out
+        capped = capped or run.stopped
+        if timed_out or capped:
             break
-        if found >= MAX_CANDIDATES:
-            capped = True
-            break
-        if path_rx is not None and not path_rx.search(path):
+    exact: set[tuple[str, int]] | None = None
+    if not case_sensitive and not literal and found:
+        exact = _exact_lines(
+            root_real, list(found), pattern, deadline, args[-1:] if threads else []
+        )
+    cands: list[Candidate] = []
+    for path in sorted(found):
+        if path not in info:
             continue
-        full = os.path.join(root, path)
-        real = os.path.realpath(full)
-        if not real.startswith(root_real + os.sep):
-            continue  # a symlink that leaves the repository
-        try:
-            with open(real, "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        lang, cls = info[path]
+        view = _view(os.path.join(root_real, path), max_bytes)
+        if view is None:
             continue
-        searched += 1
-        if b"\0" in raw[:_BINARY_SNIFF]:
-            continue
-        text = raw.decode("utf-8-sig", errors="replace")  # as the indexer reads it
-        text, _ = redact(text)  # search what the index holds: secrets never match or show
-        if needle is not None and needle not in text:
-            continue
-        lines = text.split("\n")
-        if lines and lines[-1] == "" and text.endswith("\n"):
-            lines.pop()
-        rows: list[list[Any]] = []
-        spans: list[tuple[int, int]] | None = None
-        starts: list[int] = []
-        offsets: list[int] = []
-        for idx, raw_line in enumerate(lines):
-            line = raw_line[:-1] if raw_line.endswith("\r") else raw_line
-            m = rx.search(line)
-            if m is None:
+        matches = found[path]
+        if view.redactions:  # search what the index holds: secrets never match or show
+            run = _RgRun([*args, "-"], root_real, deadline, stdin=view.text.encode("utf-8"))
+            matches = list(run.matches())
+        for m in matches:
+            if not 1 <= m.line <= len(view.lines):
                 continue
-            if spans is None:
-                spans = prose_spans(text, lang)
-                starts = [s for s, _ in spans]
-                pos = 0
-                for ln in lines:
-                    offsets.append(pos)
-                    pos += len(ln) + 1
+            line = view.lines[m.line - 1]
+            if not view.redactions and line != m.text:
+                continue  # the file changed while it was searched
             dspan = definition_span(line)
             is_def = bool(
-                dspan and m.start() <= dspan[0] and dspan[1] <= m.end() and dspan[0] < dspan[1]
-            ) and not is_local(lines, idx)
+                dspan and m.start <= dspan[0] and dspan[1] <= m.end and dspan[0] < dspan[1]
+            ) and not is_local(view.lines, m.line - 1)
+            if exact is not None:
+                exact_case = (path, m.line) in exact
+            else:
+                exact_case = case_sensitive or pattern in line
             shown = line if len(line) <= MAX_TEXT_CHARS else line[:MAX_TEXT_CHARS] + "…"
-            rows.append(
-                [
-                    idx + 1,
-                    m.start() + 1,
+            cands.append(
+                Candidate(
+                    path,
+                    m.line,
+                    m.start + 1,
                     shown,
+                    _CLASS_RANK.get(cls, 0),
                     is_def,
-                    exact_rx is None or exact_rx.search(line) is not None,
-                    is_whole_word(line, m.start(), m.end()),
-                    _in_spans(spans, starts, offsets[idx] + m.start()),
-                ]
+                    exact_case,
+                    is_whole_word(line, m.start, m.end),
+                    view.in_prose(lang, m.line, m.start),
+                )
             )
-            found += 1
-            if found >= MAX_CANDIDATES:
-                break
-        if rows:
-            emit({"p": path, "r": _CLASS_RANK.get(cls, 0), "m": rows})
-    emit({"done": searched, "timed_out": timed_out, "capped": capped})
+    return cands, len(entries), timed_out, capped
 
 
-def _worker_main() -> None:
-    """Entry point of the worker process: a JSON request on stdin, JSON lines on stdout."""
-    req = json.loads(sys.stdin.read())
-    out = sys.stdout
-
-    def emit(rec: dict[str, Any]) -> None:
-        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        out.flush()
-
-    _scan(req, emit)
-
-
-def _run_in_worker(req: dict[str, Any], timeout_s: float) -> tuple[list[dict[str, Any]], bool]:
-    """Run ``_scan`` in a fresh interpreter; kill it at the deadline. Returns (records, killed)."""
-    pkg_parent = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = pkg_parent + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-S", "-c", "from askrepo.grep import _worker_main; _worker_main()"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-        encoding="utf-8",
-    )
-    killed = False
-    try:
-        out, err = proc.communicate(json.dumps(req), timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        killed = True
-    records = []
-    for ln in (out or "").splitlines():
-        try:
-            records.append(json.loads(ln))
-        except json.JSONDecodeError:
-            break  # a line cut by the kill
-    if not killed and proc.returncode != 0:
-        last = (err or "").strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"grep worker failed: {last[0]}")
-    return records, killed
+def _exact_lines(
+    root_real: str, paths: list[str], pattern: str, deadline: float, extra: list[str]
+) -> set[tuple[str, int]]:
+    """(path, line) pairs where ``pattern`` also matches with exact case."""
+    out: set[tuple[str, int]] = set()
+    args = [*_rg_args(pattern, False, True), *extra]
+    for batch in _batches(paths):
+        run = _RgRun([*args, "--", *batch], root_real, deadline)
+        out.update((m.path, m.line) for m in run.matches())
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -464,13 +845,11 @@ def _check_pattern(what: str, value: str) -> None:
         )
     if "\0" in value:
         raise UsageError(f"The {what} contains a NUL byte — remove it")
-
-
-def _compile_check(what: str, regex: str, hint: str) -> None:
-    try:
-        re.compile(regex)
-    except re.error as exc:
-        raise UsageError(f"Invalid regular expression in {what}: {exc} — {hint}") from exc
+    if "\n" in value:
+        raise UsageError(
+            f"The {what} contains a line break; lines are matched one at a time — "
+            "search for one line of it"
+        )
 
 
 def grep(
@@ -487,7 +866,8 @@ def grep(
 ) -> GrepResult:
     """Search ``files`` (``(path, language[, file_class])``, repo-relative) under ``root``.
 
-    See the module docstring for the semantics and the ranking. Raises UsageError for bad input.
+    See the module docstring for the semantics and the ranking. Raises UsageError for bad input,
+    GrepUnavailableError when ripgrep is missing or fails.
     """
     if not isinstance(pattern, str) or pattern == "":
         raise UsageError("The pattern is empty — pass the text or regular expression to find")
@@ -500,10 +880,6 @@ def grep(
         raise UsageError(f"limit must be between 1 and {MAX_LIMIT} (got {limit})")
     if timeout_s <= 0:
         raise UsageError(f"timeout must be positive (got {timeout_s})")
-    if path is not None:
-        _compile_check("path", path, "pass a regular expression such as 'src/.*\\.py$'")
-    if not literal:
-        _compile_check("pattern", pattern, "fix it, or pass literal=true to search the text as is")
 
     from .ingest import classify
 
@@ -524,58 +900,36 @@ def grep(
         entries = [e for e in entries if e[1] in wanted]
 
     start = time.time()
-    result = _search(root, entries, pattern, literal, path, case_sensitive, start + timeout_s)
-    if literal and not result[0] and not result[2] and (unescaped := _unescape(pattern)) != pattern:
-        remaining = max(0.05, start + timeout_s - time.time())
-        second = _search(
-            root, entries, unescaped, True, path, case_sensitive, time.time() + remaining
-        )
-        if second[0]:
-            note = f"No literal match for {pattern!r}; showing matches of {unescaped!r}"
-            return _finish(second, limit, unescaped, note)
+    deadline = start + timeout_s
+    if path is not None:
+        try:
+            keep = set(filter_paths([e[0] for e in entries], path, deadline))
+        except _RgError as exc:
+            raise _bad_regex(
+                "path", exc, "pass a regular expression such as 'src/.*\\.py$'"
+            ) from None
+        except TimeoutError:  # not even the path filter finished: nothing searched
+            return _finish(([], 0, True, False), limit, pattern, None)
+        entries = [e for e in entries if e[0] in keep]
+    entries = searchable(root, entries)
+    # One search thread for small trees: starting rg's thread pool costs more than it saves
+    # there (3x slower on Click with 2 busy cores); larger trees get rg's default.
+    threads = 1 if len(entries) < SMALL_TREE_FILES else 0
+    if not literal and not entries:  # nothing to search: still say when the regex is bad
+        _check_regex("pattern", pattern, _REGEX_HINT)
+    try:
+        result = _search(root, entries, pattern, literal, case_sensitive, deadline, threads)
+        unescaped = _unescape(pattern)
+        if literal and not result[0] and not result[2] and unescaped != pattern:
+            second = _search(root, entries, unescaped, True, case_sensitive, deadline, threads)
+            if second[0]:
+                note = f"No literal match for {pattern!r}; showing matches of {unescaped!r}"
+                return _finish(second, limit, unescaped, note)
+    except _RgError as exc:
+        if literal:
+            raise GrepUnavailableError(f"ripgrep failed: {exc.last} — `{RG_INSTALL}`") from None
+        raise _bad_regex("pattern", exc, _REGEX_HINT) from None
     return _finish(result, limit, pattern, None)
-
-
-def _search(
-    root: Path,
-    entries: list[tuple[str, str | None, str]],
-    pattern: str,
-    literal: bool,
-    path: str | None,
-    case_sensitive: bool,
-    deadline: float,
-) -> tuple[list[Candidate], int, bool, bool]:
-    """Returns (candidates, files_searched, timed_out, capped)."""
-    req = {
-        "root": str(root),
-        "files": entries,
-        "regex": re.escape(pattern) if literal else pattern,
-        "case_sensitive": case_sensitive,
-        "path": path,
-        "needle": pattern if literal and case_sensitive else None,
-        "deadline": deadline,
-    }
-    records: list[dict[str, Any]] = []
-    killed = False
-    if literal and path is None:
-        _scan(req, records.append)  # no user regex: linear time, no worker needed
-    else:
-        records, killed = _run_in_worker(req, max(0.05, deadline - time.time()) + 0.5)
-    cands: list[Candidate] = []
-    searched, timed_out, capped = 0, killed, False
-    for rec in records:
-        if "done" in rec:
-            searched = rec["done"]
-            timed_out = timed_out or rec["timed_out"]
-            capped = rec["capped"]
-            continue
-        for line, col, text, is_def, exact, whole, prose in rec["m"]:
-            cands.append(
-                Candidate(rec["p"], line, col, text, rec["r"], is_def, exact, whole, prose)
-            )
-    if killed:
-        searched = len({c.path for c in cands})
-    return cands, searched, timed_out, capped
 
 
 def _finish(

@@ -80,7 +80,7 @@ def _chunk_file(root: Path, f: SourceFile) -> tuple[list[Chunk], int, SourceFile
     text, sha = got
     if sha != f.sha:
         f = SourceFile(f.path, f.language, f.file_class, len(text.encode("utf-8", "replace")), sha)
-    text, n_redacted = redact(text)
+    text, n_redacted = redact(text, f.path)
     chunks = chunk_text(f.path, text, f.language)
     for c in chunks:
         c.file_class = f.file_class

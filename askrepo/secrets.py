@@ -171,6 +171,41 @@ _TOKEN_PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
         ("AIza",),
         re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
     ),
+    ("gitlab-token", ("glpat-",), re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,50}")),
+    ("npm-token", ("npm_",), re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
+    (
+        "pypi-token",
+        ("pypi-AgEIcHlwaS5vcmc",),
+        re.compile(r"(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}"),
+    ),
+    (
+        "openai-key",
+        ("T3BlbkFJ", "sk-proj-"),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])sk-(?:[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+            r"|proj-[A-Za-z0-9_-]{40,200})"
+        ),
+    ),
+    (
+        "sendgrid-key",
+        ("SG.",),
+        re.compile(r"(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    ),
+    (
+        "azure-storage-key",
+        ("AccountKey=",),
+        re.compile(r"(?<=AccountKey=)[A-Za-z0-9+/]{86}==|(?<=AccountKey=)[A-Za-z0-9+/]{88}"),
+    ),
+    (
+        "twilio-key",
+        ("SK", "AC"),
+        re.compile(r"(?<![A-Za-z0-9_])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9_])"),
+    ),
+    (
+        "mailchimp-key",
+        ("-us",),
+        re.compile(r"(?<![A-Za-z0-9_])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
+    ),
     (
         "jwt",
         ("eyJ",),
@@ -212,6 +247,20 @@ _KEY_WORDS = (
     "secret_key",
     "secret-key",
     "secretkey",
+    # from detect-secrets' keyword detector
+    "auth_key",
+    "authkey",
+    "client_key",
+    "service_key",
+    "account_key",
+    "signing_key",
+    "signingkey",
+    "encryption_key",
+    "encryptionkey",
+    "db_pass",
+    "key_pass",
+    "contraseña",
+    "contrasena",
 )
 _ASSIGN_VALUE = re.compile(r"(?:=>|:=|=|:)[ \t]{0,10}([\"'`])([^\"'`\\\r\n]{1,500})\1")
 # Matched on the REVERSED text before the separator, anchored at the separator, so that each
@@ -228,6 +277,29 @@ _KEY_WINDOW = 100
 _URL_PASSWORD = re.compile(
     r"(?<=://)([^\s/:@\"'`<>()\[\]{}]{1,100}):([^\s/@\"'`<>()\[\]{}]{1,200})@"
 )
+
+# Files whose values need no quotes (``password=hunter2`` in an .ini is a literal; in Python it
+# would be a variable): for these the unquoted ``KEY = value`` / ``KEY: value`` form counts too,
+# as in detect-secrets' keyword detector for config files.
+_CONFIG_SUFFIXES = (
+    ".ini", ".cfg", ".conf", ".cnf", ".properties", ".toml", ".yaml", ".yml", ".env",
+    ".envrc", ".sh", ".bash", ".zsh", ".service", ".tf", ".tfvars", ".hcl",
+)  # fmt: skip
+_CONFIG_NAMES = frozenset({"dockerfile", "containerfile", ".envrc", ".env", "makefile"})
+# One line `[- ][export ]KEY[ ]=|:[ ]VALUE[ comment]`; KEY and VALUE are runs without spaces.
+_CONFIG_LINE = re.compile(
+    r"(?m)^([ \t]*(?:-[ \t]+)?(?:export[ \t]+|ENV[ \t]+)?[\"']?)([A-Za-z0-9_.\-]{1,100})"
+    r"([\"']?[ \t]*[=:][ \t]*)([^\s\"'`#;][^\s]{0,499})([ \t]*(?:[#;][^\n]*)?\r?)$"
+)
+# `Authorization: Bearer <token>` / `Basic <base64>` in scripts, docs and tests.
+_AUTH_HEADER = re.compile(r"(?i)(?<![A-Za-z])(bearer|basic)[ \t]+([A-Za-z0-9._~+/-]{16,500}=*)")
+
+
+def is_config_path(path: str) -> bool:
+    """Whether values in this file are literals without quotes (config files, shell, env)."""
+    name = basename(path.replace("\\", "/")).lower()
+    return name in _CONFIG_NAMES or name.endswith(_CONFIG_SUFFIXES) or name.startswith(".env")
+
 
 _PLACEHOLDER_WORDS = (
     "changeme",
@@ -247,6 +319,8 @@ _PLACEHOLDER_WORDS = (
     "sample",
     "my_",
     "my-",
+    "some-",
+    "some_",
     # a value that names what it stands for: "my-secret", "MyToken", "db_password_here"
     "password",
     "passwd",
@@ -267,8 +341,8 @@ def _is_placeholder(value: str) -> bool:
     low = v.lower()
     if len(v) < 6 or any(c.isspace() for c in v):
         return True  # too short to matter, or a sentence ("Enter your password")
-    if v[0] in "<{$%[(" or "{{" in v or "${" in v:
-        return True  # <your-key>, ${TOKEN}, %(pw)s, [REDACTED:...]
+    if v[0] in "<{$%[(!&*" or "{{" in v or "${" in v or "$(" in v:
+        return True  # <your-key>, ${TOKEN}, $(cmd), %(pw)s, [REDACTED:...], !vault, &anchor
     if low in _PLACEHOLDER_VALUES or any(w in low for w in _PLACEHOLDER_WORDS):
         return True
     if _ENV_NAME.fullmatch(v) or _COLOUR.fullmatch(v):
@@ -287,9 +361,11 @@ def _assign_kind(word: str) -> str:
     return "secret"
 
 
-def redact(text: str) -> tuple[str, int]:
+def redact(text: str, path: str | None = None) -> tuple[str, int]:
     """Replace high-confidence secrets with ``[REDACTED:<kind>]``; return (text, count).
 
+    ``path`` (repo-relative) says what kind of file this is: in config files, shell scripts and
+    env files (:func:`is_config_path`) unquoted ``KEY=value`` literals count too.
     Never changes the number of lines: each line of a multi-line private key block becomes
     a marker, and the block's line breaks stay as they were.
     """
@@ -313,8 +389,19 @@ def redact(text: str) -> tuple[str, int]:
     low = text.lower()
     if "secret" in low and "aws" in low:
         sub(_AWS_SECRET, lambda m: m.group(1) + _marker("aws-secret"))
-    if any(w in low for w in ("pass", "pwd", "secret", "token", "key")):
+    if any(w in low for w in _KEY_HINTS):
         sub(_ASSIGN_VALUE, lambda m: _redact_assignment(text, m))
+    if path is not None and is_config_path(path) and any(w in low for w in _KEY_HINTS):
+        sub(_CONFIG_LINE, _redact_config_line)
+    if "bearer" in low or "basic" in low:
+        sub(
+            _AUTH_HEADER,
+            lambda m: (
+                m.group(0)
+                if _is_placeholder(m.group(2)) or not _mixed(m.group(2))
+                else f"{m.group(1)} {_marker('auth-header')}"
+            ),
+        )
     if "://" in text:
         sub(
             _URL_PASSWORD,
@@ -325,6 +412,26 @@ def redact(text: str) -> tuple[str, int]:
             ),
         )
     return text, count
+
+
+_KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "contrase")
+
+
+def _mixed(value: str) -> bool:
+    """Letters and digits both: a credential, not a word (``Bearer authentication``)."""
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _redact_config_line(m: re.Match[str]) -> str:
+    """Redact the unquoted value of ``KEY = value`` in a config file when KEY names a secret."""
+    key, value = m.group(2), m.group(4)
+    low = key.lower().replace("-", "_")
+    word = next((w for w in _KEY_WORDS if low.endswith(w.replace("-", "_"))), None)
+    if word is None or _is_placeholder(value) or value.lower() in low:
+        return m.group(0)
+    if value.startswith("[REDACTED:"):
+        return m.group(0)
+    return m.group(1) + key + m.group(3) + _marker(_assign_kind(word)) + m.group(5)
 
 
 def _redact_assignment(text: str, m: re.Match[str]) -> str:

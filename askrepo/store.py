@@ -515,27 +515,20 @@ class IndexStore:
         return self.where(cond or "", limit)
 
     def find_symbol(self, name: str) -> list[Chunk]:
-        """Exact qualified-symbol matches, else ``.name`` suffix matches; definitions only."""
-        rows = [c for _, c, _ in self.by_symbol([name], limit=200)]
+        """Exact qualified-symbol matches, else ``.name`` suffix matches; definitions only
+        (never a line window or a markdown heading: ``datatypes.is_definition``)."""
+        from .datatypes import is_definition
+
+        rows = [c for _, c, _ in self.by_symbol([name], limit=200) if is_definition(c.kind)]
         exact = [c for c in rows if c.symbol == name]
-        found = exact or rows
-        found = [c for c in found if c.kind not in ("window", "text")] or found
-        return sorted(found, key=lambda c: (c.path, c.start_line))
+        return sorted(exact or rows, key=lambda c: (c.path, c.start_line))
 
     def has_term(self, term: str) -> bool:
-        """Whether ``term`` occurs as a token (or as a whole identifier) anywhere in the index."""
-        from .identifiers import fts_query
+        """Whether ``term`` occurs as a whole word (or the same words in another identifier
+        style) anywhere in the indexed text: an exact scan, see ``askrepo.presence``."""
+        from .presence import has_term
 
-        q = fts_query(term)
-        if not q:
-            return False
-        whole = re.sub(r"[^0-9a-z]+", "", term.lower())
-        for _, chunk, _ in self.fts(q, 20):
-            if term in chunk.text or (
-                whole and whole in re.sub(r"[^0-9a-z]+", "", chunk.text.lower())
-            ):
-                return True
-        return False
+        return has_term(self, term)
 
 
 def worktree_changed(store: Any) -> bool:

@@ -30,11 +30,24 @@ class CorpusUnavailable(RuntimeError):
     """pip could not fetch the sdist (no registry access) or it did not match the pinned hash."""
 
 
+def in_ci() -> bool:
+    """Whether this is a CI run (``CI=true``): a missing prerequisite fails, never skips."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def missing_prerequisite(reason: str) -> None:
+    """Stop the calling test: fail under CI (a skipped check would hide a broken setup), skip
+    locally with the reason."""
+    import pytest
+
+    if in_ci():
+        pytest.fail(f"CI=true and a prerequisite is missing: {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
 def _fail(reason: str, skip: bool) -> None:
     if skip:
-        import pytest
-
-        pytest.skip(f"Click {VERSION} corpus unavailable: {reason}")
+        missing_prerequisite(f"Click {VERSION} corpus unavailable: {reason}")
     raise CorpusUnavailable(reason)
 
 
@@ -42,7 +55,7 @@ def click_src(*, skip: bool = True) -> Path:
     """The extracted ``click-8.4.1`` directory; downloads it once with pip.
 
     With ``skip`` (the default, for tests) a download failure skips the calling test with the
-    reason; otherwise CorpusUnavailable is raised.
+    reason (fails it when ``CI=true``); otherwise CorpusUnavailable is raised.
     """
     dest = CACHE / f"click-{VERSION}"
     if (dest / "src" / "click" / "core.py").is_file():

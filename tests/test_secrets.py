@@ -371,3 +371,100 @@ def test_fixture_settings_redacted_on_known_lines(tmp_path) -> None:
     assert "hunter2" not in out and "AKIAIOSFODNN7EXAMPLE" not in out
     changed = [i for i, (a, b) in enumerate(zip(text.split("\n"), lines, strict=True), 1) if a != b]
     assert changed == sorted(EXPECTED["secret_lines"]["shop/settings.py"].values())
+
+
+# ----------------------------------------------------------------------------------------------
+# Measured against detect-secrets (issue 10 item 13): unquoted config values, more token kinds
+
+
+def test_unquoted_password_in_ini_is_redacted_but_not_a_python_variable() -> None:
+    text = "[database]\nuser = admin\npassword=hunter2\n"
+    out, n = redact(text, "conf/app.ini")
+    assert n == 1 and "hunter2" not in out and "password=[REDACTED:password]" in out
+    assert out.count("\n") == text.count("\n")
+    assert redact(text)[0] == text  # without a path nothing says it is a config file
+    code = "password = hunter2\n"  # Python: a variable, not a literal
+    assert redact(code, "app/settings.py") == (code, 0)
+
+
+@pytest.mark.parametrize(
+    "path, line, secret",
+    [
+        ("setup.cfg", "password = Xk29fLq0aZ7p  # prod", "Xk29fLq0aZ7p"),
+        ("app.properties", "spring.datasource.password=p4ssW0rdLongEnough", "p4ssW0rdLongEnough"),
+        ("k8s/c.yml", "  client_secret: Zq81mNb6Tr0Lp2", "Zq81mNb6Tr0Lp2"),
+        ("docker-compose.yml", "      - POSTGRES_PASSWORD=pgS3cretValue", "pgS3cretValue"),
+        ("deploy.sh", "export DB_PASSWORD=S3cr3tValue99", "S3cr3tValue99"),
+        ("Dockerfile", "ENV API_TOKEN=tok9f8e7d6c5b4a", "tok9f8e7d6c5b4a"),
+        ("win.ini", "password = hunter2\r", "hunter2"),
+    ],
+)
+def test_unquoted_config_values(path: str, line: str, secret: str) -> None:
+    out, n = redact(line + "\n", path)
+    assert n == 1 and secret not in out
+
+
+@pytest.mark.parametrize(
+    "path, line",
+    [
+        ("conf/app.ini", "password = ${DB_PASSWORD}"),
+        ("conf/app.ini", "password_file = /run/secrets/db_password"),
+        ("values.yaml", "  password: !vault |"),
+        ("values.yaml", "  password: <your-password>"),
+        ("deploy.sh", "export DB_PASSWORD=$DB_PASSWORD_FROM_CI"),
+        ("deploy.sh", 'export DB_PASSWORD="$(vault read -field=pw secret/db)"'),
+        ("conf/app.ini", "token ="),
+        ("conf/app.ini", "token = null"),
+        ("k8s/d.yml", "          key: password"),
+    ],
+)
+def test_config_lines_left_alone(path: str, line: str) -> None:
+    assert redact(line + "\n", path) == (line + "\n", 0)
+
+
+@pytest.mark.parametrize(
+    "line, secret",
+    [
+        ('x = "glpat-' + "a1B2c3D4e5F6g7H8i9J0" + '"', "glpat-a1B2c3D4e5F6g7H8i9J0"),
+        ('a = "npm_' + "A" * 18 + "b" * 18 + '"', "npm_" + "A" * 18 + "b" * 18),
+        ("t = 'pypi-AgEIcHlwaS5vcmc" + "x" * 60 + "'", "pypi-AgEIcHlwaS5vcmc" + "x" * 60),
+        ("k = 'sk-" + "a" * 20 + "T3BlbkFJ" + "b" * 20 + "'", "T3BlbkFJ"),
+        ("c = SG('SG." + "a" * 22 + "." + "b" * 43 + "')", "SG." + "a" * 22),
+        ("AccountKey=" + "Q" * 86 + "==;EndpointSuffix=x", "Q" * 86),
+        ('c = Client("SK' + "0123456789abcdef" * 2 + '")', "0123456789abcdef"),
+        ('m = "' + "0123456789abcdef" * 2 + '-us12"', "0123456789abcdef"),
+        ('curl -H "Authorization: Bearer a8F3kLq9Zr2XwP0vN7mT"', "a8F3kLq9Zr2XwP0vN7mT"),
+    ],
+)
+def test_token_kinds_adopted_from_detect_secrets(line: str, secret: str) -> None:
+    out, n = redact(line + "\n")
+    assert n >= 1 and secret not in out
+
+
+def test_bearer_in_prose_and_code_is_left_alone() -> None:
+    for line in (
+        "Use Bearer authentication for every request.",
+        'headers["Authorization"] = "Bearer " + token',
+        "Authorization: Bearer <your-access-token>",
+    ):
+        assert redact(line + "\n") == (line + "\n", 0)
+
+
+def test_benchmark_fixture_all_caught_no_false_alarms() -> None:
+    """tests/data/secrets_bench.jsonl (benchmarks/bench_secrets.py): every secret caught, every
+    ordinary line untouched, with the file's path."""
+    import json
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "data" / "secrets_bench.jsonl"
+    cases = [json.loads(x) for x in fixture.read_text("utf-8").splitlines() if x.strip()]
+    missed, false = [], []
+    for c in cases:
+        out, _ = redact(c["text"], c["path"])
+        if c["secret"] is None and out != c["text"]:
+            false.append(c["id"])
+        if c["secret"] is not None and c["secret"] in out:
+            missed.append(c["id"])
+    assert (missed, false) == ([], [])
+    assert sum(c["secret"] is not None for c in cases) >= 30
+    assert sum(c["secret"] is None for c in cases) >= 30

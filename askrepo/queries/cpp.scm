@@ -30,6 +30,13 @@
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.class
 
+; class EXPORT_API Name { ... }: an unknown export macro makes tree-sitter read the class as a
+; function named Name whose return type is "class EXPORT_API".
+(function_definition
+  type: [(class_specifier name: (type_identifier)) (struct_specifier name: (type_identifier))]
+  declarator: (identifier) @name
+  body: (compound_statement)) @definition.class
+
 (namespace_definition
   name: [(namespace_identifier) (nested_namespace_specifier)] @name
   body: (declaration_list)) @definition.namespace

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Fetch the development-benchmark corpora (eval/dev/) from the package registries and extract
+# each project's source tree to ROOT/<project>.
+#
+#   bash benchmarks/fetch_dev_corpora.sh [ROOT] [PROJECT...]
+#
+# ROOT defaults to /work/.corpora/dev. With PROJECT names, only those are fetched. Every source
+# is a pinned version from PyPI (pip download), npm (npm pack) or Debian (apt-get download, no
+# install: the .deb is only unpacked). Paths in eval/dev/<project>.json are relative to
+# ROOT/<project>. Re-running replaces a project's directory. Never commit the corpora.
+set -euo pipefail
+
+ROOT=${1:-/work/.corpora/dev}
+shift || true
+PIP=${PIP:-pip}
+mkdir -p "$ROOT"
+ROOT=$(cd "$ROOT" && pwd)
+TMP=$(mktemp -d)
+chmod 755 "$TMP"  # apt-get download drops privileges to _apt when it can
+trap 'rm -rf "$TMP"' EXIT
+
+want() {  # want PROJECT: true if no project list was given or PROJECT is in it
+    [ ${#ONLY[@]} -eq 0 ] && return 0
+    local p
+    for p in "${ONLY[@]}"; do [ "$p" = "$1" ] && return 0; done
+    return 1
+}
+ONLY=("$@")
+
+# copy PROJECT SRC_BASE SUBPATH [DEST_SUBPATH]: SRC_BASE/SUBPATH -> ROOT/PROJECT/DEST_SUBPATH
+copy() {
+    local project=$1 base=$2 sub=$3 dest=${4:-$3}
+    [ -e "$base/$sub" ] || { echo "fetch_dev_corpora: $sub missing in $project's package" >&2; exit 1; }
+    mkdir -p "$ROOT/$project/$(dirname "$dest")"
+    cp -a "$base/$sub" "$ROOT/$project/$dest"
+}
+
+fresh() { rm -rf "${ROOT:?}/$1"; mkdir -p "$ROOT/$1"; echo "== $1" >&2; }
+
+pypi_sdist() {  # pypi_sdist NAME==VERSION -> prints the extracted directory
+    local d="$TMP/pypi-${1%%=*}"
+    mkdir -p "$d"
+    "$PIP" download --quiet --no-deps --no-binary "${1%%=*}" "$1" -d "$d" >&2
+    tar xzf "$d"/*.tar.gz -C "$d"
+    find "$d" -mindepth 1 -maxdepth 1 -type d | head -1
+}
+
+pypi_wheel() {  # pypi_wheel NAME==VERSION PLATFORM -> prints the unpacked directory
+    local d="$TMP/wheel-${1%%=*}"
+    mkdir -p "$d/x"
+    "$PIP" download --quiet --no-deps --only-binary :all: --platform "$2" "$1" -d "$d" >&2
+    (cd "$d/x" && python3 -m zipfile -e "$d"/*.whl . >&2)
+    echo "$d/x"
+}
+
+npm_pack() {  # npm_pack NAME@VERSION -> prints the extracted package directory
+    local d
+    d="$TMP/npm-$(echo "$1" | tr '/@' '__')"
+    mkdir -p "$d"
+    (cd "$d" && npm pack --silent "$1" >/dev/null)
+    tar xzf "$d"/*.tgz -C "$d"
+    echo "$d/package"
+}
+
+deb() {  # deb PACKAGE=VERSION -> prints the unpacked root
+    local d="$TMP/deb-${1%%=*}"
+    mkdir -p "$d/x"
+    chmod 777 "$d"
+    (cd "$d" && apt-get download -q "$1" >&2 2>/dev/null) || (cd "$d" && apt-get download -q "$1" >&2)
+    dpkg-deb -x "$d"/*.deb "$d/x"
+    echo "$d/x"
+}
+
+if want rich; then
+    fresh rich
+    src=$(pypi_sdist rich==13.9.4)
+    copy rich "$src" rich
+fi
+if want axios; then
+    fresh axios
+    src=$(npm_pack axios@1.7.9)
+    copy axios "$src" lib
+    copy axios "$src" index.js
+fi
+if want rxjs; then
+    fresh rxjs
+    src=$(npm_pack rxjs@7.8.1)
+    copy rxjs "$src" src
+fi
+if want echo; then
+    fresh echo
+    src=$(deb golang-github-labstack-echo-dev=4.2.1-3)
+    for f in "$src"/usr/share/gocode/src/github.com/labstack/echo/*; do
+        copy echo "$(dirname "$f")" "$(basename "$f")"
+    done
+fi
+if want hyper; then
+    fresh hyper
+    src=$(deb librust-hyper-dev=0.14.19-1)
+    copy hyper "$src/usr/share/cargo/registry/hyper-0.14.19" src
+    copy hyper "$src/usr/share/cargo/registry/hyper-0.14.19" Cargo.toml
+fi
+if want spdlog; then
+    fresh spdlog
+    src=$(deb "libspdlog-dev=1:1.10.0+ds-0.4")
+    copy spdlog "$src/usr" include/spdlog
+fi
+if want lua; then
+    fresh lua
+    src=$(pypi_sdist lupa==2.4)
+    copy lua "$src/third-party/lua54" . src  # the Lua 5.4 C sources bundled in lupa's sdist
+    rm -rf "$ROOT/lua/src/testes" "$ROOT/lua/src/manual" "$ROOT/lua/src/all"
+fi
+if want kramdown; then
+    fresh kramdown
+    src=$(deb ruby-kramdown=2.4.0-2)
+    copy kramdown "$src/usr/share/rubygems-integration/all/gems/kramdown-2.4.0" lib
+fi
+if want monolog; then
+    fresh monolog
+    src=$(deb php-monolog=2.9.1-1)
+    copy monolog "$src/usr/share/php" Monolog src/Monolog
+fi
+if want penlight; then
+    fresh penlight
+    src=$(deb lua-penlight=1.13.1-3)
+    copy penlight "$src/usr/share/lua/5.1" pl lua/pl  # 5.2-5.4 are symlinks to 5.1
+fi
+if want zig-crypto; then
+    fresh zig-crypto
+    src=$(pypi_wheel ziglang==0.14.0 manylinux_2_12_x86_64)
+    copy zig-crypto "$src/ziglang/lib/std" crypto std/crypto
+    copy zig-crypto "$src/ziglang/lib/std" crypto.zig std/crypto.zig
+fi
+if want capacitor-ios; then
+    fresh capacitor-ios
+    src=$(npm_pack @capacitor/ios@6.2.0)
+    copy capacitor-ios "$src" Capacitor/Capacitor
+fi
+if want capacitor-android; then
+    fresh capacitor-android
+    src=$(npm_pack @capacitor/android@6.2.0)
+    copy capacitor-android "$src/capacitor" src/main/java
+fi
+echo "corpora in $ROOT" >&2

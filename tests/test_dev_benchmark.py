@@ -1,0 +1,109 @@
+"""The development benchmark (eval/dev/): every query file is well formed, the manifest lists
+them all, and, when a project's corpus has been fetched, every target exists in it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from askrepo.lines import split_lines
+
+DEV = Path(__file__).resolve().parent.parent / "eval" / "dev"
+CATEGORIES = {"semantic", "architecture", "symbol", "bugreport"}
+QUERY_FILES = sorted(p for p in DEV.glob("*.json") if p.name != "manifest.json")
+
+
+def corpora_root() -> Path:
+    """Where benchmarks/fetch_dev_corpora.sh puts the projects ($ASKREPO_CORPORA/dev)."""
+    return Path(os.environ.get("ASKREPO_CORPORA", "/work/.corpora")) / "dev"
+
+
+def load(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def manifest() -> dict:
+    return load(DEV / "manifest.json")
+
+
+def targets(q: dict) -> list:
+    return [*q["relevant"], *q.get("secondary", [])]
+
+
+def test_benchmark_size():
+    repos = manifest()["repos"]
+    assert len(repos) >= 12
+    assert len({r["language"] for r in repos}) >= 10
+    # at least two of the languages added with it
+    assert (
+        len(
+            {"swift", "scala", "elixir", "lua", "zig", "haskell", "dart"}
+            & {r["language"] for r in repos}
+        )
+        >= 2
+    )
+
+
+def test_manifest_lists_every_query_file():
+    m = manifest()
+    listed = {r["queries"] for r in m["repos"]}
+    assert listed == {p.name for p in QUERY_FILES}
+    for r in m["repos"]:
+        assert set(r) >= {"project", "language", "corpus_dir", "repo", "queries"}
+        assert r["repo"].endswith("/" + r["corpus_dir"])
+        assert not Path(r["corpus_dir"]).is_absolute() and ".." not in Path(r["corpus_dir"]).parts
+
+
+@pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: p.stem)
+def test_query_file_format(path):
+    data = load(path)
+    lang = {r["queries"]: r["language"] for r in manifest()["repos"]}[path.name]
+    assert isinstance(data, list)
+    counts = Counter(q["category"] for q in data)
+    assert sum(counts[c] for c in ("semantic", "architecture", "symbol")) >= 15
+    assert all(counts[c] >= 3 for c in ("semantic", "architecture", "symbol")), counts
+    seen = set()
+    for q in data:
+        assert set(q) <= {"query", "relevant", "secondary", "category", "language"}, q
+        assert isinstance(q["query"], str) and q["query"].strip() == q["query"] and q["query"]
+        assert q["query"] not in seen, f"duplicate query {q['query']!r}"
+        seen.add(q["query"])
+        assert q["category"] in CATEGORIES
+        assert q["language"] == lang
+        assert isinstance(q["relevant"], list) and q["relevant"], q["query"]
+        assert isinstance(q.get("secondary", []), list)
+        for t in targets(q):
+            if isinstance(t, str):
+                rel = t
+            else:
+                assert set(t) == {"path", "start_line", "end_line"}, t
+                assert isinstance(t["start_line"], int) and isinstance(t["end_line"], int)
+                assert 1 <= t["start_line"] <= t["end_line"], t
+                rel = t["path"]
+            assert rel and not rel.startswith("/") and ".." not in rel.split("/"), t
+        if q["category"] == "symbol":
+            assert " " not in q["query"], "a symbol query is a bare name"
+        if q["category"] == "architecture":
+            assert len(q["relevant"]) + len(q.get("secondary", [])) >= 2, q["query"]
+
+
+@pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: p.stem)
+def test_targets_exist_in_the_corpus(path):
+    repo = {r["queries"]: r["corpus_dir"] for r in manifest()["repos"]}[path.name]
+    root = corpora_root() / repo
+    if not root.is_dir():
+        pytest.skip(f"corpus not fetched: bash benchmarks/fetch_dev_corpora.sh {corpora_root()}")
+    nlines: dict[str, int] = {}
+    for q in load(path):
+        for t in targets(q):
+            rel = t if isinstance(t, str) else t["path"]
+            f = root / rel
+            assert f.is_file(), f"{path.name}: {rel} is not in {root} ({q['query']!r})"
+            if isinstance(t, dict):
+                if rel not in nlines:
+                    nlines[rel] = len(split_lines(f.read_bytes().decode("utf-8", "replace")))
+                assert t["end_line"] <= nlines[rel], f"{rel}:{t['start_line']}-{t['end_line']}"
