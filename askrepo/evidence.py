@@ -415,11 +415,13 @@ class EvidenceCard:
     sources: list[Source]
     relations: list[Relation]
     text: str  # the card as markdown
+    missing: list[str] = field(default_factory=list)  # question words no candidate contains
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sources": [s.to_dict() for s in self.sources],
             "relations": [r.to_dict() for r in self.relations],
+            "missing": list(self.missing),
         }
 
 
@@ -559,6 +561,7 @@ def evidence_card(
     cands = list(hits[:k])
     terms = question_terms(question)
     weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
+    unseen = {t for t, w in weights.items() if w == 0}
     weights = {t: w for t, w in weights.items() if w > 0}
     if not cands:
         return EvidenceCard(question, [], [], "")
@@ -609,7 +612,23 @@ def evidence_card(
         )
     others = [cands[i] for i in order if i not in chosen]
     relations = _relations(sources, others, graph)
-    return EvidenceCard(question, sources, relations, render_card(sources, relations))
+    missing = words_for(question, unseen)
+    return EvidenceCard(
+        question, sources, relations, render_card(sources, relations, missing), missing
+    )
+
+
+def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:
+    """The question's own words (4+ letters) whose stems are in ``stems``, in order.
+
+    >>> words_for("Where does Click load defaults from a YAML file?", {"yaml"})
+    ['YAML']
+    """
+    out: list[str] = []
+    for tok in re.findall(r"[A-Za-z][A-Za-z0-9]*", question):
+        if len(tok) >= 4 and stem(tok) in stems and tok not in out:
+            out.append(tok)
+    return out[:limit]
 
 
 def _in_doc(line: str, doc: str) -> bool:
@@ -708,8 +727,13 @@ def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> li
     return out
 
 
-def render_card(sources: Sequence[Source], relations: Sequence[Relation]) -> str:
-    """The card as markdown: a lead sentence, the definitions, then how they connect."""
+def render_card(
+    sources: Sequence[Source], relations: Sequence[Relation], missing: Sequence[str] = ()
+) -> str:
+    """The card as markdown: a lead sentence, the definitions, then how they connect.
+
+    ``missing``: question words none of the retrieved code contains, said after the lead.
+    """
     defs = [s for s in sources if s.role == "definition"]
     if not defs:
         return ""
@@ -719,6 +743,9 @@ def render_card(sources: Sequence[Source], relations: Sequence[Relation]) -> str
     if len(defs) > 1:
         rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
         lead += f" Also relevant: {rest}."
+    if missing:
+        said = ", ".join(w.lower() for w in missing)  # plain words, not names to check
+        lead += f" No retrieved code mentions the words: {said}."
     out = [lead, ""]
     for i, s in enumerate(defs, 1):
         body = _describe(s)

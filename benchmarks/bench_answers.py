@@ -12,6 +12,7 @@ and LLM are loaded once, by a warm-up question that is not counted).
 Per answer:
 - cited-gold@1: the answer's first citation covers a gold location (same file, overlapping
   lines; or the gold symbol) — `askrepo.evaluate.is_hit`; cited-gold@any: any citation does;
+  retrieval@1 (the baseline, same run): the first retrieved hit does;
 - unsupported claims: claims naming something their cited code does not show
   (`askrepo.claims`), per answer;
 - prose ratio: share of the answer's non-empty lines outside code fences;
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> dict:
             "absent": q.absent,
             "refused": ans.refused,
             "gold@1": bool(cites) and any(is_hit(cites[0], e) for e in q.expected),
+            "retrieval@1": bool(ans.retrieved)
+            and any(is_hit(ans.retrieved[0], e) for e in q.expected),
             "gold@any": any(is_hit(c, e) for c in cites for e in q.expected),
             "first": cites[0].location if cites else None,
             "claims": len(claims),
@@ -115,6 +118,7 @@ def run(args: argparse.Namespace) -> dict:
         "questions": len(rows),
         "answerable": len(answerable),
         "absent": len(absent),
+        "retrieval_hit_at_1": sum(r["retrieval@1"] for r in answerable) / n,
         "cited_gold_at_1": sum(r["gold@1"] for r in answerable) / n,
         "cited_gold_at_any": sum(r["gold@any"] for r in answerable) / n,
         "unsupported_per_answer": statistics.mean(r["unsupported"] for r in rows) if rows else 0,
@@ -130,7 +134,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def table_row(s: dict, label: str) -> str:
     return (
-        f"| {label} | {s['backend']} | {s['answerable']} | "
+        f"| {label} | {s['backend']} | {s['answerable']} | {s['retrieval_hit_at_1']:.0%} | "
         f"{s['cited_gold_at_1']:.0%} | {s['cited_gold_at_any']:.0%} | "
         f"{s['unsupported_per_answer']:.2f} | {s['prose_ratio']:.0%} | "
         f"{s['absent_refused']}/{s['absent']} | {s['wrongly_refused']}/{s['answerable']} | "

@@ -224,3 +224,10 @@ def test_card_cites_every_line():
     for line in card.text.splitlines():
         if line.strip() and line.strip() != "How they connect:":
             assert "[1]" in line or "[2]" in line, line
+
+
+def test_card_says_which_question_words_no_retrieved_code_mentions():
+    hits = [hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method")]
+    card = evidence_card("Where are option defaults loaded from a YAML file?", hits)
+    assert card.missing == ["option", "loaded", "YAML"]
+    assert "No retrieved code mentions the words: option, loaded, yaml." in card.text.split("\n")[0]
