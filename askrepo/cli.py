@@ -117,6 +117,45 @@ RepoOpt = Annotated[
     Path | None,
     typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
 ]
+RefreshOpt = Annotated[
+    bool,
+    typer.Option(
+        "--refresh",
+        help="Re-index changed files first when there are few (ASKREPO_REFRESH_MAX_FILES, "
+        "default 20). ASKREPO_AUTO_REFRESH=1 always does.",
+    ),
+]
+
+
+def freshen(retriever: Any, fresh: Any, refresh: bool) -> Any:
+    """With --refresh (or ASKREPO_AUTO_REFRESH=1), re-index a few changed files before
+    searching; returns the freshness to report. Notes go to stderr."""
+    from .refresh import auto_refresh, refresh_changed
+
+    if not fresh.stale or not (refresh or auto_refresh()):
+        return fresh
+    emb = retriever.embedder if fresh.changed_files else None
+    res = refresh_changed(retriever.store, embedder=emb, before=fresh)
+    if res.refreshed:
+        n = res.changed_files
+        err.print(f"[dim]refreshed {n} changed file{'s' * (n != 1)} before searching[/]")
+    elif res.note:
+        err.print(f"[yellow]note:[/] {res.note}", highlight=False, soft_wrap=True)
+    return res.freshness
+
+
+def stale_note(fresh: Any, root: Path) -> None:
+    """One line on stderr when the index is behind the files on disk."""
+    if not fresh.stale:
+        return
+    n = fresh.changed_files
+    what = f"{n} file{'s' * (n != 1)} changed" if n else "the files may have changed"
+    err.print(
+        f"[yellow]note:[/] {what} since indexing — results may be out of date; "
+        f"run `askrepo index {root}` or search with --refresh",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -164,22 +203,49 @@ An interrupted run leaves the previous index usable.
         from .llm import choose_backend
 
         llm = choose_backend(os.environ.get("ASKREPO_BACKEND", "auto"))
-    with _IndexProgress(enabled=not json_out and err.is_terminal) as prog:
-        summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
+    prog = _IndexProgress(enabled=not json_out and err.is_terminal)
+    try:
+        with prog:
+            summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
+    except KeyboardInterrupt:
+        _interrupted(root, model, prog.searchable)
     if json_out:
-        print(json.dumps(summary.to_dict(), ensure_ascii=False))
+        from .freshness import check_store
+        from .store import open_index
+
+        d = summary.to_dict()
+        d.update(check_store(open_index(root, model)).to_dict())
+        print(json.dumps(d, ensure_ascii=False))
         return
     _print_index_summary(summary)
 
 
+def _interrupted(root: Path, model: str | None, searchable: bool) -> None:
+    """Ctrl-C during `index`: say what is committed (phase 1 and the embedded batches)."""
+    if not searchable:
+        fail("Interrupted — nothing was committed; the previous index is still usable.", 130)
+    from .store import open_index
+
+    try:
+        done, total = open_index(root, model).embedding_progress()
+    except Exception:
+        fail("Interrupted while embedding — run `askrepo index` again to finish.", 130)
+    fail(
+        f"Interrupted while embedding: the index is searchable (embedded: {done:,} / "
+        f"{total:,} chunks) — run `askrepo index` again to embed the rest.",
+        130,
+    )
+
+
 class _IndexProgress:
-    """Rich progress bars on stderr (files chunked, chunks embedded with rate and ETA)."""
+    """Rich progress on stderr: files chunked, then (phase 2) chunks embedded with rate + ETA."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
         self.progress = None
         self.tasks: dict[str, Any] = {}
         self.started: float | None = None
+        self.searchable = False  # phase 1 committed
 
     def __enter__(self):
         if self.enabled:
@@ -209,11 +275,20 @@ class _IndexProgress:
         return self
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "phase1":
+            self.searchable = True
+            if self.progress is not None and total:
+                self.progress.console.print(
+                    f"[green]searchable now[/] ({total:,} chunks: full-text, symbols, grep); "
+                    "embedding the rest — Ctrl-C keeps what is done",
+                    highlight=False,
+                )
+            return
         if self.progress is None:
             return
         labels = {
             "walk": "walking files",
-            "chunk": "files (chunk + embed)",
+            "chunk": "files (chunk + full text)",
             "embed": "embedding",
             "fts": "full-text index",
         }
@@ -222,11 +297,12 @@ class _IndexProgress:
             task = self.progress.add_task(labels.get(stage, stage), total=None, rate="")
             self.tasks[stage] = task
         fields: dict[str, Any] = {}
-        if stage == "chunk" and self.started is None:
-            self.started = time.monotonic()
-        if stage == "embed" and self.started is not None and done:
-            # since the first file was read: chunking and embedding interleave
-            fields["rate"] = f"{done / max(time.monotonic() - self.started, 1e-6):.0f} chunks/s"
+        if stage == "embed":
+            if self.started is None:
+                self.started = time.monotonic()
+            elif done:
+                rate = done / max(time.monotonic() - self.started, 1e-6)
+                fields["rate"] = f"{rate:.0f} chunks/s"
         self.progress.update(
             task, completed=done, total=total if total and total > 0 else None, **fields
         )
@@ -250,6 +326,11 @@ def _print_index_summary(s: Any) -> None:
         t.add_row("skipped", ", ".join(f"{n} {why}" for why, n in s.skipped.items()))
     langs = ", ".join(f"{lang} {n}" for lang, n in list(s.chunks_by_language.items())[:8])
     t.add_row("chunks", f"{s.chunks_total} ({s.chunks_embedded} embedded this run) — {langs}")
+    if s.chunks_with_vectors < s.chunks_total:
+        t.add_row(
+            "embedded",
+            f"{s.chunks_with_vectors:,} / {s.chunks_total:,} chunks — run again to finish",
+        )
     if s.redactions:
         t.add_row("secrets", f"{s.redactions} redacted before embedding and storage")
     stages = " · ".join(f"{k} {v:.2f}s" for k, v in s.timings_s.items())
@@ -299,10 +380,11 @@ def search(
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
+    refresh: RefreshOpt = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
+    from .freshness import check_store
     from .retriever import Retriever, SearchOptions
-    from .store import worktree_changed
 
     root = default_repo(repo)
     retriever = Retriever.open(root, model=model)
@@ -314,8 +396,9 @@ def search(
     warm.start()
     if mode != "fts":
         _ = retriever.embedder
-    stale = worktree_changed(retriever.store)
+    fresh = check_store(retriever.store)
     warm.join()
+    fresh = freshen(retriever, fresh, refresh)
     opts = SearchOptions(
         k=k,
         mode=mode,
@@ -326,13 +409,8 @@ def search(
         max_per_file=max_per_file,
     )
     result = retriever.search(query, opts)
-    if stale:
-        err.print(
-            f"[yellow]note:[/] the working tree changed since it was indexed — "
-            f"run `askrepo index {root}` to refresh",
-            highlight=False,
-            soft_wrap=True,
-        )
+    result.stale, result.freshness = fresh.stale, fresh.to_dict()
+    stale_note(fresh, root)
     if json_out:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
@@ -404,11 +482,13 @@ def grep(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Exact search over the indexed files, definitions and code first (like ripgrep)."""
+    from .freshness import check_store
     from .grep import grep_index
     from .store import open_index
 
+    store = open_index(default_repo(repo))
     res = grep_index(
-        open_index(default_repo(repo)),
+        store,
         pattern,
         literal=literal,
         path=path,
@@ -417,7 +497,7 @@ def grep(
         case_sensitive=not ignore_case,
     )
     if json_out:
-        print(json.dumps(res.to_dict(), ensure_ascii=False))
+        print(json.dumps({**res.to_dict(), **check_store(store).to_dict()}, ensure_ascii=False))
         return
     for m in res.matches:
         out.print(
@@ -444,6 +524,12 @@ def _register_optional() -> None:
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    from .cli_status import status_cmd
+
+    app.command("status")(friendly(status_cmd))
+    from .cli_watch import watch_cmd
+
+    app.command("watch")(friendly(watch_cmd))
 
 
 _register_optional()

@@ -55,6 +55,14 @@ def ask(
             "--verbose", "-v", help="Also list retrieved snippets the answer did not cite."
         ),
     ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Re-index changed files first when there are few (ASKREPO_REFRESH_MAX_FILES, "
+            "default 20). ASKREPO_AUTO_REFRESH=1 always does.",
+        ),
+    ] = False,
 ) -> None:
     """Answer QUESTION from the indexed code, citing exact path:start-end ranges.
 
@@ -64,13 +72,14 @@ def ask(
     index are reported as absent without asking the model.
     """
     from .answer import ask as ask_question
-    from .cli import default_repo, err, out
+    from .cli import default_repo, err, freshen, out, stale_note
+    from .freshness import check_store
     from .llm import choose_backend
     from .retriever import Retriever
-    from .store import worktree_changed
 
     root = default_repo(repo)
     retriever = Retriever.open(root)
+    fresh = freshen(retriever, check_store(retriever.store), refresh)
     llm = choose_backend(backend, model, fallback="none")
     note = getattr(llm, "note", None)
 
@@ -82,7 +91,8 @@ def ask(
         )
     if json_out:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
-        print(json.dumps(answer.to_dict(), ensure_ascii=False))
+        stale_note(fresh, root)
+        print(json.dumps({**answer.to_dict(), **fresh.to_dict()}, ensure_ascii=False))
         return
     if out.is_terminal and llm.name != "none":
         with _LiveAnswer(out, llm) as live:
@@ -90,12 +100,7 @@ def ask(
     else:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
     _render(out, answer, retriever.store.repo, llm, verbose=verbose)
-    if worktree_changed(retriever.store):
-        err.print(
-            f"[yellow]note:[/] the working tree changed since it was indexed — "
-            f"run `askrepo index {root}` to refresh",
-            highlight=False,
-        )
+    stale_note(fresh, root)
 
 
 class _LiveAnswer:

@@ -63,6 +63,12 @@ def _positive_int(name: str, default: int, example: str) -> int:
     return value
 
 
+def enrich_setting() -> bool | None:
+    """ASKREPO_ENRICH as set by the user, or None when it is not set."""
+    raw = os.environ.get("ASKREPO_ENRICH")
+    return None if raw is None or raw.strip() == "" else enrich()
+
+
 def max_file_bytes() -> int:
     """Files larger than this are not indexed (ASKREPO_MAX_FILE_BYTES, default 1 MiB)."""
     return _positive_int("ASKREPO_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES, "2000000")

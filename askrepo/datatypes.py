@@ -41,6 +41,10 @@ class SourceFile(_JSON):
     file_class: str  # code | test | doc | config
     size: int
     sha: str  # sha256 of the raw bytes
+    # stat when walked: a file whose (size, mtime_ns, inode) did not change is not re-hashed
+    # by the freshness check (askrepo.freshness)
+    mtime_ns: int = 0
+    inode: int = 0
 
 
 @dataclass

@@ -11,6 +11,7 @@ Everything here is pure, linear-time and never raises on odd input.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -80,16 +81,20 @@ def identifiers(text: str) -> list[str]:
     return _IDENT.findall(text)
 
 
-def _expansion(token: str) -> list[str]:
-    """Extra FTS terms for one identifier: its parts and a joined whole form, or [] if simple."""
+@functools.lru_cache(maxsize=1 << 16)
+def _expansion(token: str) -> tuple[str, ...]:
+    """Extra FTS terms for one identifier: its parts and a joined whole form, or () if simple.
+
+    Cached: indexing meets the same identifiers in chunk after chunk.
+    """
     parts = split_identifier(token)
     if len(parts) < 2:
-        return []
+        return ()
     joined = "".join(parts)
     # The tokenizer already yields token.lower() as one term when the token has no "_".
     if joined != token.lower():
-        return [*parts, joined]
-    return parts
+        return (*parts, joined)
+    return tuple(parts)
 
 
 def fts_document(text: str, extra: str = "") -> str:

@@ -1,7 +1,8 @@
 """``askrepo index``: files → chunks → vectors → LanceDB, incrementally and crash-safely.
 
 Only added or changed files (by content hash) are chunked and embedded; chunks of removed or
-changed files are deleted. Nothing is visible to readers until the final commit in ``store``.
+changed files are deleted. Two commits make it searchable early: phase 1 (walk, chunk,
+full-text) and phase 2 (vectors, one commit per batch). See ``index_repo``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from typing import Any
 
 from . import config
 from .datatypes import Chunk, SourceFile
-from .errors import UsageError
+from .errors import IndexIncompatibleError, UsageError
 
-# progress(stage, done, total): stage is "walk", "chunk", "embed", "store" or "fts".
+# progress(stage, done, total): stage is "walk", "chunk", "fts", "phase1" (committed:
+# searchable now) or "embed".
 Progress = Callable[[str, int, int], None]
 
-EMBED_BATCH = 256  # chunks per embed call / table write
+STORE_BATCH = 2_000  # chunks per table write in phase 1
+EMBED_BATCH = 128  # chunks per vector write + commit in phase 2
+ENCODE_BATCH = 32  # texts per model call
+FTS_REBUILD_MIN = 200  # fewer added chunks: no full-text rebuild before the commit
 
 
 @dataclass
@@ -35,7 +40,7 @@ class IndexSummary:
     files_removed: int
     skipped: dict[str, int]
     chunks_total: int
-    chunks_embedded: int
+    chunks_embedded: int  # vectors computed this run (phase 2)
     chunks_by_language: dict[str, int]
     redactions: int
     timings_s: dict[str, float]
@@ -43,6 +48,8 @@ class IndexSummary:
     rebuilt: str | None = None  # why the index was rebuilt from scratch, if it was
     embed_rate: float = 0.0  # chunks per second while embedding
     skipped_paths: dict[str, list[str]] = field(default_factory=dict)
+    chunks_with_vectors: int = 0  # == chunks_total once phase 2 has finished
+    chunks_added: int = 0  # new chunk rows this run (phase 1)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,7 +85,7 @@ def _chunk_file(root: Path, f: SourceFile) -> tuple[list[Chunk], int, SourceFile
     if got is None:  # vanished or became unreadable since the walk
         return [], 0, None
     text, sha = got
-    if sha != f.sha:
+    if sha != f.sha:  # changed again since the walk: record what was actually chunked
         f = SourceFile(f.path, f.language, f.file_class, len(text.encode("utf-8", "replace")), sha)
     text, n_redacted = redact(text, f.path)
     chunks = chunk_text(f.path, text, f.language)
@@ -86,6 +93,36 @@ def _chunk_file(root: Path, f: SourceFile) -> tuple[list[Chunk], int, SourceFile
         c.file_class = f.file_class
         c.file_sha = f.sha
     return chunks, n_redacted, f
+
+
+def plan(
+    previous: dict[str, SourceFile], current: dict[str, SourceFile]
+) -> tuple[list[SourceFile], list[str]]:
+    """(files to (re-)chunk: added or changed by hash, paths removed since the last run)."""
+    todo = [f for p, f in current.items() if p not in previous or previous[p].sha != f.sha]
+    removed = [p for p in previous if p not in current]
+    return todo, removed
+
+
+def style_conflict(meta: Any, enrich: bool, contextual: bool) -> str | None:
+    """Why this run may not add to an index built with another embedding style, or None.
+
+    What gets embedded depends on ``ASKREPO_ENRICH`` (a path/symbol header) and ``--contextual``
+    (an LLM summary); mixing two styles in one index would make its vectors incomparable.
+    """
+    problems = []
+    if bool(meta.enrich) != enrich:
+        was = "on" if meta.enrich else "off"
+        problems.append(f"ASKREPO_ENRICH {was} (now {'on' if enrich else 'off'})")
+    if bool(getattr(meta, "contextual", False)) != contextual:
+        problems.append("--contextual" if meta.contextual else "no --contextual")
+    if not problems:
+        return None
+    return (
+        f"The index for {meta.repo} was built with {' and '.join(problems)} — run "
+        f"`askrepo index --rebuild` to re-embed everything with the new setting, or index with "
+        "the same setting as before"
+    )
 
 
 def index_repo(
@@ -97,21 +134,34 @@ def index_repo(
     embedder: Any = None,
     progress: Progress | None = None,
     contextual: Any = None,
+    embed: bool = True,
+    paths: list[str] | None = None,
 ) -> IndexSummary:
-    """Index ``root`` (create or update). ``embedder`` overrides the model (tests, ablations).
+    """Index ``root`` (create or update) in two committed phases.
 
-    ``contextual``: an LLM; when given, each new chunk gets a one-line summary that is stored
-    and embedded with it (slow).
+    Phase 1 walks, chunks and stores every added or changed file with its full-text entry,
+    and commits: from then on the index answers full-text, symbol and grep queries. Phase 2
+    embeds the chunks that have no vector yet, in length-bucketed batches, committing after
+    each batch; a run interrupted there leaves a usable index and the next run embeds only
+    what is missing. ``embed=False`` stops after phase 1.
+
+    ``embedder`` overrides the model (tests, ablations). ``contextual``: an LLM; when given,
+    each new chunk gets a one-line summary that is stored and embedded with it (slow).
+    ``paths``: only look at these repo-relative paths (a refresh after a freshness check names
+    the changed files); every other indexed file is kept as it is.
+    ``enrich``: None follows ``ASKREPO_ENRICH`` when it is set, else what the index was built
+    with (on for a new index).
     """
     from .chunker import CHUNKER_VERSION
-    from .ingest import check_root, git_commit, walk
-    from .store import IndexWriter
+    from .freshness import dirty_paths
+    from .ingest import check_root, git_commit, inspect_paths, walk
+    from .store_writer import IndexWriter
 
     timings: dict[str, float] = {}
     report = progress or (lambda stage, done, total: None)
+    started = time.perf_counter()
     # Checked before the writer creates an index directory for the path.
     root = check_root(root)
-    enrich = config.enrich() if enrich is None else enrich
 
     model_name = model or config.embed_model()
     timings["load_model"] = 0.0
@@ -119,51 +169,72 @@ def index_repo(
         embedder = _LazyEmbedder(model_name, timings)
 
     with IndexWriter(root, embedder.model_id, model_name, embedder.dim, rebuild=rebuild) as w:
+        prev_meta = w.previous_meta
+        if enrich is None:
+            enrich = config.enrich_setting()
+        if enrich is None:
+            enrich = prev_meta.enrich if prev_meta is not None else config.enrich()
+        if prev_meta is not None:
+            why = style_conflict(prev_meta, enrich, contextual is not None)
+            if why:
+                raise IndexIncompatibleError(why)
+
         t = time.perf_counter()
         report("walk", 0, 0)
-        walked = walk(root, max_file_bytes=config.max_file_bytes())
+        commit = git_commit(root)
+        dirty = (dirty_paths(root) or []) if commit else []
+        previous = w.previous
+        if paths is not None and previous:
+            git = commit is not None
+            walked = inspect_paths(root, paths, with_gitignore=not git)
+            current = dict(previous)
+            seen = {f.path for f in walked.files}
+            for p in paths:
+                if p not in seen:
+                    current.pop(p, None)
+            current.update({f.path: f for f in walked.files})
+            skipped = dict(prev_meta.skipped) if prev_meta is not None else {}
+        else:
+            walked = walk(root, max_file_bytes=config.max_file_bytes())
+            current = {f.path: f for f in walked.files}
+            skipped = dict(walked.skipped)
         timings["walk"] = time.perf_counter() - t
-        if not walked.files:
+        if not current:
             why = ", ".join(f"{n} {r}" for r, n in sorted(walked.skipped.items())) or "none found"
             raise UsageError(
                 f"No indexable files in {root} (skipped: {why}) — check the path, "
                 ".gitignore and .askrepoignore"
             )
-        report("walk", len(walked.files), len(walked.files))
+        report("walk", len(current), len(current))
 
-        previous = w.previous
-        current = {f.path: f for f in walked.files}
-        todo = [f for p, f in current.items() if p not in previous or previous[p].sha != f.sha]
-        removed = [p for p in previous if p not in current]
+        # -- phase 1: chunk + full text, committed --------------------------------------------
+        todo, removed = plan(previous, current)
         unchanged = len(current) - len(todo)
-
-        t = time.perf_counter()
-        w.delete_paths([f.path for f in todo if f.path in previous] + removed)
-        timings["store"] = time.perf_counter() - t
-
-        timings["chunk"] = timings["embed"] = 0.0
+        timings["chunk"] = timings["store"] = timings["embed"] = 0.0
         redactions = 0
-        embedded = 0
+        added = 0
+        unreadable: list[str] = []
+        # Only what was actually chunked and stored is recorded: a file that cannot be read
+        # now keeps its previous entry (and chunks), or stays out if it is new.
         final: dict[str, SourceFile] = {p: f for p, f in current.items() if p in previous}
+        for f in todo:
+            if f.path in previous:
+                final[f.path] = previous[f.path]
         batch: list[Chunk] = []
+        batch_paths: list[str] = []
 
-        def flush() -> None:
-            nonlocal embedded
-            if not batch:
-                return
+        def store_batch() -> None:
+            nonlocal added
+            t0 = time.perf_counter()
+            # old rows of these files go just before their new rows, in the same commit
+            w.delete_paths([p for p in batch_paths if p in previous])
             if contextual is not None:
                 _add_context(contextual, batch)
-            if isinstance(embedder, _LazyEmbedder):
-                embedder.load()
-            t0 = time.perf_counter()
-            vectors = embedder.embed_documents([embed_text(c, enrich) for c in batch])
-            timings["embed"] += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            w.add(batch, vectors, [fts_text(c) for c in batch])
+            w.add(batch, [fts_text(c) for c in batch])
             timings["store"] += time.perf_counter() - t0
-            embedded += len(batch)
-            report("embed", embedded, -1)
+            added += len(batch)
             batch.clear()
+            batch_paths.clear()
 
         for i, f in enumerate(todo, 1):
             t0 = time.perf_counter()
@@ -171,34 +242,61 @@ def index_repo(
             timings["chunk"] += time.perf_counter() - t0
             report("chunk", i, len(todo))
             if kept is None:
-                walked.skipped["unreadable"] = walked.skipped.get("unreadable", 0) + 1
+                unreadable.append(f.path)
                 continue
             final[kept.path] = kept
             redactions += n_red
             batch.extend(chunks)
-            if len(batch) >= EMBED_BATCH:
-                flush()
-        flush()
+            batch_paths.append(kept.path)
+            if len(batch) >= STORE_BATCH:
+                store_batch()
+        if batch or batch_paths:
+            store_batch()
+        t0 = time.perf_counter()
+        w.delete_paths(removed)
+        timings["store"] += time.perf_counter() - t0
+        if unreadable:
+            skipped["unreadable"] = skipped.get("unreadable", 0) + len(unreadable)
+            walked.skipped_paths.setdefault("unreadable", []).extend(unreadable)
 
         t = time.perf_counter()
-        changed = bool(todo or removed) or w.is_new
-        if changed:  # an unchanged index keeps its full-text index as it is
+        changed = bool(added or removed) or w.is_new
+        if changed and (w.is_new or added >= FTS_REBUILD_MIN or removed):
+            # a few added rows are found without it (LanceDB scans unindexed rows); tidy()
+            # folds them in after the run
             report("fts", 0, 1)
             w.finish_fts()
             report("fts", 1, 1)
         timings["fts"] = time.perf_counter() - t
 
+        def publish(tidy: bool) -> Any:
+            return w.commit(
+                final,
+                commit=commit,
+                chunker_version=CHUNKER_VERSION,
+                enrich=enrich,
+                contextual=contextual is not None,
+                redactions=redactions + (prev_meta.redactions if paths and prev_meta else 0),
+                skipped=skipped,
+                dirty=dirty,
+                tidy=tidy,
+            )
+
         t = time.perf_counter()
-        meta = w.commit(
-            final,
-            commit=git_commit(root),
-            chunker_version=CHUNKER_VERSION,
-            enrich=enrich,
-            redactions=redactions,
-            skipped=walked.skipped,
-            tidy=changed,
-        )
+        meta = publish(tidy=False)
         timings["store"] += time.perf_counter() - t
+        timings["searchable"] = time.perf_counter() - started
+        report("phase1", meta.chunk_count, meta.chunk_count)
+
+        # -- phase 2: vectors, committed batch by batch ---------------------------------------
+        embedded = 0
+        if embed:
+            embedded = _embed_pending(w, embedder, enrich, timings, report)
+        meta = w._meta
+        if changed or embedded:
+            t = time.perf_counter()
+            w.tidy(chunks=changed)
+            timings["store"] += time.perf_counter() - t
         by_lang = _chunks_by_language(w)
 
     return IndexSummary(
@@ -207,10 +305,10 @@ def index_repo(
         model=model_name,
         model_id=embedder.model_id,
         files_total=len(final),
-        files_indexed=len(todo),
+        files_indexed=len(todo) - len(unreadable),
         files_unchanged=unchanged,
         files_removed=len(removed),
-        skipped=dict(sorted(walked.skipped.items())),
+        skipped=dict(sorted(skipped.items())),
         chunks_total=meta.chunk_count,
         chunks_embedded=embedded,
         chunks_by_language=by_lang,
@@ -220,7 +318,45 @@ def index_repo(
         rebuilt=("--rebuild" if rebuild else None) or w.rebuild_reason,
         embed_rate=round(embedded / timings["embed"], 1) if timings["embed"] > 0 else 0.0,
         skipped_paths={k: v[:50] for k, v in walked.skipped_paths.items()},
+        chunks_with_vectors=meta.embedded_count,
+        chunks_added=added,
     )
+
+
+def embed_batches(texts: list[str], size: int, seed: int = 0) -> list[list[int]]:
+    """Indices of ``texts`` cut into length-bucketed batches (similar lengths pad least), in a
+    shuffled order so the rate, and so the ETA, stays steady over the run."""
+    import random
+
+    order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    random.Random(seed).shuffle(batches)
+    return batches
+
+
+def _embed_pending(
+    w: Any, embedder: Any, enrich: bool, timings: dict[str, float], report: Progress
+) -> int:
+    pending = w.pending()
+    if not pending:
+        return 0
+    if isinstance(embedder, _LazyEmbedder):
+        embedder.load()
+    texts = [embed_text(c, enrich) for c in pending]
+    total = len(pending)
+    done = 0
+    report("embed", 0, total)
+    for idx in embed_batches(texts, EMBED_BATCH):
+        t0 = time.perf_counter()
+        vectors = embedder.embed_documents([texts[i] for i in idx], batch_size=ENCODE_BATCH)
+        timings["embed"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        w.add_vectors([pending[i] for i in idx], vectors)
+        w.commit_vectors()
+        timings["store"] += time.perf_counter() - t0
+        done += len(idx)
+        report("embed", done, total)
+    return done
 
 
 def _chunks_by_language(w: Any) -> dict[str, int]:
@@ -264,5 +400,5 @@ class _LazyEmbedder:
             self._timings["load_model"] = time.perf_counter() - t
         return self._model
 
-    def embed_documents(self, texts: list[str]) -> Any:
-        return self.load().embed_documents(texts)
+    def embed_documents(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> Any:
+        return self.load().embed_documents(texts, batch_size=batch_size)

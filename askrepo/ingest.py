@@ -485,6 +485,46 @@ def walk(root: Path, *, max_file_bytes: int | None = None) -> WalkResult:
     return result
 
 
+def inspect_paths(
+    root: Path, rels: Iterable[str], *, with_gitignore: bool, max_file_bytes: int | None = None
+) -> WalkResult:
+    """Apply the walker's rules and checks to these repo-relative paths only: O(paths).
+
+    ``with_gitignore``: also apply ``.gitignore`` files (outside git; inside a work tree git
+    has already left out ignored files). Paths that do not exist (any more) are left out.
+    """
+    root = check_root(root)
+    top = str(root)
+    limit = config.max_file_bytes() if max_file_bytes is None else max_file_bytes
+    result = WalkResult(root=root)
+    rules = _Rules(with_gitignore=with_gitignore)
+    rules.load_dir(top, "")
+    dir_state: dict[str, str | None] = {"": None}
+    for rel in sorted(set(rels)):
+        parts = rel.split("/")
+        if not rel or any(p in ("", ".", "..") or p in _VCS_DIRS for p in parts):
+            continue
+        if _dir_state(top, "/".join(parts[:-1]), dir_state, rules) is not None:
+            continue
+        if rules.ignored(rel, is_dir=False):
+            continue
+        try:
+            st = os.lstat(os.path.join(top, rel))
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        _inspect(top, rel, st, limit, result)
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def list_candidates(root: Path) -> list[str]:
+    """The paths a walk outside git would inspect (ignore rules applied, nothing read)."""
+    result = WalkResult(root=Path(root))
+    return [rel for rel, _ in _walk_tree(str(root), result)]
+
+
 def read_text(root: Path, path: str) -> tuple[str, str] | None:
     """Read one repo-relative file: (text, sha256 of its raw bytes), or None.
 
@@ -861,6 +901,8 @@ def _inspect(top: str, rel: str, st: os.stat_result | None, limit: int, result: 
             file_class=classify(rel, language),
             size=len(data),
             sha=hashlib.sha256(data).hexdigest(),
+            mtime_ns=st.st_mtime_ns,
+            inode=st.st_ino,
         )
     )
 

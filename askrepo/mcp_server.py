@@ -80,6 +80,8 @@ class RepoHandle:
         self.model = model
         self._retriever: Any = None
         self._lock = threading.RLock()
+        self._last_refresh = float("-inf")
+        self.refresh_note: str | None = None
 
     def retriever(self) -> Any:
         with self._lock:
@@ -97,7 +99,32 @@ class RepoHandle:
     def search(self, query: str, opts: Any) -> Any:
         r = self.retriever()
         with self._lock:  # the embedding model is shared; one query at a time per repo
-            return r.search(query, opts)
+            fresh = self.freshen(r)
+            res = r.search(query, opts)
+            res.stale, res.freshness = fresh.stale, fresh.to_dict()
+            return res
+
+    def freshen(self, r: Any) -> Any:
+        """Check for changed files; re-index them first when there are few (at most once per
+        ASKREPO_MCP_REFRESH_SECONDS, default 5; ASKREPO_MCP_REFRESH=0 turns it off). The index
+        lock keeps it to one writer, here and across processes."""
+        import time
+
+        from .freshness import check_store
+        from .refresh import refresh_changed
+
+        fresh = check_store(r.store)
+        if not fresh.stale or not _mcp_refresh_enabled():
+            return fresh
+        now = time.monotonic()
+        if now - self._last_refresh < _mcp_refresh_seconds():
+            return fresh
+        self._last_refresh = now
+        res = refresh_changed(r.store, embedder=r.embedder, before=fresh)
+        self.refresh_note = res.note
+        if res.note:
+            log.info("refresh: %s", res.note)
+        return res.freshness
 
 
 class Service:
@@ -130,8 +157,13 @@ class Service:
         raise UsageError(f"Repo name {repo!r} is ambiguous — pass the full path; served: {names}")
 
     @staticmethod
-    def _base(h: RepoHandle, store: Any) -> dict[str, Any]:
-        return {"repo": str(h.root), "commit": store.meta().commit}
+    def _base(h: RepoHandle, store: Any, fresh: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Fields every tool result carries: repo, commit, and the freshness of the index."""
+        from .freshness import check_store
+
+        out = {"repo": str(h.root), "commit": store.meta().commit}
+        out.update(fresh if fresh is not None else check_store(store).to_dict())
+        return out
 
     # -- tools ----------------------------------------------------------------------------------
     def search_code(
@@ -153,7 +185,7 @@ class Service:
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
         res = h.search(query, opts)
-        out = self._base(h, h.store())
+        out = self._base(h, h.store(), res.freshness)
         budget = MAX_BYTES
         hits = []
         for hit in res.hits:
@@ -181,9 +213,12 @@ class Service:
             query=query,
             mode=res.mode,
             filters=res.filters,
-            stale=bool(getattr(res, "stale", False)),
+            stale=bool(res.stale),
+            dense_partial=bool(getattr(res, "dense_partial", False)),
             hits=hits,
         )
+        if h.refresh_note:
+            out["refresh_note"] = h.refresh_note
         if not hits:
             out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
         return out
@@ -396,26 +431,25 @@ class Service:
 
     @staticmethod
     def _status(h: RepoHandle) -> dict[str, Any]:
-        from .ingest import git_commit
-        from .store import worktree_changed
+        from .refresh import status
 
         store = h.store()
-        meta = store.meta()
-        head = git_commit(h.root)
-        return {
-            "repo": str(h.root),
-            "commit": meta.commit,
-            "head_commit": head,
-            "model": meta.model_name,
-            "model_id": meta.model_id,
-            "chunk_count": meta.chunk_count,
-            "file_count": meta.file_count,
-            "indexed_at": meta.indexed_at,
-            "worktree_changed": worktree_changed(store),
-            "head_moved": bool(meta.commit and head and head != meta.commit),
-            "skipped": meta.skipped,
-            "hint": f"re-run `askrepo index {h.root}` when worktree_changed is true",
-        }
+        st = status(store)
+        f = st.freshness
+        out = {"commit": store.meta().commit, **st.to_dict()}
+        out.update(
+            embedded=f"{st.embedded:,} / {st.chunk_count:,} chunks",
+            embedded_chunks=st.embedded,
+            worktree_changed=f.stale,
+            head_moved=bool(f.indexed_commit and f.head_commit != f.indexed_commit),
+            hint=(
+                f"stale: {f.changed_files} file(s) changed — search_code refreshes a few "
+                f"changed files itself; else run `askrepo index {h.root}`"
+                if f.stale
+                else "fresh"
+            ),
+        )
+        return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -509,10 +543,27 @@ _DESCRIPTIONS = {
         "`pattern` is a glob on the repo-relative path ('*.py', 'src/*/models/*')." + _REPO
     ),
     "index_status": (
-        "The index of a repo: commit, model, chunk and file counts, when it was built, and "
-        "whether the work tree changed since (then re-index)." + _REPO
+        "The index of a repo: commit, model, chunk and file counts, `embedded: N / M chunks` "
+        "(semantic search covers the embedded part; full-text covers all), when it was built, "
+        "and `stale` with the number of changed files since." + _REPO
     ),
 }
+
+
+def _mcp_refresh_enabled() -> bool:
+    return (os.environ.get("ASKREPO_MCP_REFRESH") or "1").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+
+
+def _mcp_refresh_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get("ASKREPO_MCP_REFRESH_SECONDS") or 5))
+    except ValueError:
+        return 5.0
 
 
 def repos_from(args_repos: list[str] | None, env: str | None, cwd: Path) -> list[Path]:

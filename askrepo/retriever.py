@@ -205,15 +205,22 @@ class SearchResult:
     hits: list[Hit]
     filters: list[str]
     stale: bool = False
+    # dense side covered only the chunks embedded so far (phase 2 of indexing pending)
+    dense_partial: bool = False
+    freshness: dict[str, Any] | None = None  # askrepo.freshness.Freshness.to_dict(), if checked
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "query": self.query,
             "repo": self.repo,
             "mode": self.mode,
             "elapsed_ms": round(self.elapsed_ms, 2),
+            "dense_partial": self.dense_partial,
             "hits": [h.to_dict() for h in self.hits],
         }
+        if self.freshness is not None:
+            d.update(self.freshness)
+        return d
 
 
 def _validate(query: str, opts: SearchOptions) -> None:
@@ -292,6 +299,12 @@ class Retriever:
         dense_ids: list[str] = []
         fts_ids: list[str] = []
 
+        # While phase 2 of indexing is pending, the dense list ranks only the embedded part:
+        # it counts in the fusion in proportion to the part it covers.
+        done, total = (
+            self.store.embedding_progress() if hasattr(self.store, "embedding_progress") else (1, 1)
+        )
+        coverage = done / total if total and done < total else 1.0
         if opts.mode in ("dense", "hybrid"):
             texts = [dense_query_text(query)] + [q for q in opts.extra_queries if q.strip()]
             for text in texts:
@@ -301,7 +314,7 @@ class Retriever:
                     chunks[cid] = chunk
                     ids.append(cid)
                 lists.append(ids)
-                weights.append(1.0)
+                weights.append(coverage)
                 if not dense_ids:
                     dense_ids = ids
         if opts.mode in ("fts", "hybrid"):
@@ -358,6 +371,13 @@ class Retriever:
             h.rank = i
         if symbol_ids:
             filters.append(f"{len(symbol_ids)} exact symbol match(es) boosted")
+        partial = False
+        if opts.mode != "fts" and coverage < 1.0:
+            partial = True
+            filters.append(
+                f"dense over {done:,}/{total:,} embedded chunks (embedding in progress, "
+                f"weight {coverage:.2f}); full-text and symbols over all"
+            )
         return SearchResult(
             query=query,
             repo=str(self.store.repo),
@@ -365,6 +385,7 @@ class Retriever:
             elapsed_ms=(time.perf_counter() - t0) * 1000,
             hits=hits,
             filters=filters,
+            dense_partial=partial,
         )
 
     def _symbol_matches(

@@ -2,7 +2,8 @@
 
 Layout under ``$ASKREPO_HOME/indexes/<repo-name>-<hash>/<model_id>/``::
 
-    lance/          LanceDB database; the chunks live in table ``meta.table``
+    lance/          LanceDB database: chunks in table ``meta.table``, their vectors in
+                    ``meta.vectors_table`` (filled by phase 2 of an index run)
     meta.json       the *committed* state: table name + version, manifest of files, model, versions
     lock            flock()ed by the one index run allowed at a time
 
@@ -13,29 +14,35 @@ point leaves the previous index answering queries, and a concurrent search sees 
 new index, never a mix. The next run ``restore()``s the committed version before it writes.
 A ``--rebuild`` writes a fresh table and swaps it in the same way.
 
-Nothing LanceDB- or Arrow-shaped leaves this module: callers get ``Chunk`` objects.
+Nothing LanceDB- or Arrow-shaped leaves the store modules: callers get ``Chunk`` objects.
+
+This module is the *reader* (``IndexStore``, ``open_index``, ``find_index``) and the shared
+layout (paths, keys, ``meta.json``). The writer is ``askrepo.store_writer``, the in-memory
+search engine ``askrepo.mirror``, and the "did the work tree change?" check
+``askrepo.freshness``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
 import hashlib
 import json
 import os
 import re
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import config
 from .datatypes import Chunk, SourceFile
-from .errors import IndexIncompatibleError, IndexLockedError, NoIndexError
+from .errors import IndexIncompatibleError, NoIndexError
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from .mirror import Mirror
+
+SCHEMA_VERSION = 2  # 2: vectors in their own table (two-phase indexing)
 META_FILE = "meta.json"
 # Old table versions stay readable this long after a newer commit (for searches in flight).
 KEEP_OLD_VERSIONS = _dt.timedelta(minutes=10)
@@ -94,9 +101,10 @@ def chunk_id(chunk: Chunk) -> str:
 
 
 def repo_key(repo: Path) -> str:
+    """``<safe name>-<sha1 of the path's bytes>``: any directory name works, even non-UTF-8."""
     resolved = str(Path(repo).resolve())
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(resolved).name or "root")[:40]
-    return f"{name}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}"
+    return f"{name}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}"
 
 
 def repo_dir(repo: Path) -> Path:
@@ -151,6 +159,15 @@ class IndexMeta:
     table_version: int
     redactions: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    contextual: bool = False  # chunks carry an LLM summary (`askrepo index --contextual`)
+    vectors_table: str = ""
+    vectors_version: int = 0
+    embedded_count: int = 0  # chunks with a vector; < chunk_count while phase 2 is pending
+    dirty: list[str] = field(default_factory=list)  # files that differed from HEAD when indexed
+
+    @property
+    def fully_embedded(self) -> bool:
+        return self.embedded_count >= self.chunk_count
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -158,7 +175,8 @@ class IndexMeta:
 
 def _read_meta(path: Path) -> tuple[IndexMeta, dict[str, SourceFile]]:
     try:
-        raw = json.loads((path / META_FILE).read_text("utf-8"))
+        # surrogateescape: a repo path that is not valid UTF-8 round-trips byte for byte
+        raw = json.loads((path / META_FILE).read_text("utf-8", errors="surrogateescape"))
         files = {p: SourceFile(path=p, **f) for p, f in raw.pop("files").items()}
         meta = IndexMeta(**raw)
     except FileNotFoundError:
@@ -186,7 +204,7 @@ def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> No
         p: {k: v for k, v in asdict(f).items() if k != "path"} for p, f in sorted(files.items())
     }
     tmp = path / f".{META_FILE}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
         json.dump(data, fh, ensure_ascii=False)
         fh.flush()
         os.fsync(fh.fileno())
@@ -235,68 +253,40 @@ def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, fl
     return out
 
 
-class _Mirror:
-    """All chunks of one committed version in memory, with their unit vectors."""
+def _load_mirror(table: Any, vectors: Any, meta: IndexMeta) -> Mirror:
+    """Every chunk and vector of the checked-out versions, as a ``Mirror``."""
+    import numpy as np
 
-    def __init__(self, ids, chunks, matrix, classes):
-        import numpy as np
+    from .mirror import Mirror
 
-        self.ids: list[str] = ids
-        self.chunks: list[Chunk] = chunks
-        self.matrix = matrix
-        self.classes = np.asarray(classes, dtype=object)
-        self._masks: dict[frozenset[str], Any] = {}
-        self.position = {cid: i for i, cid in enumerate(ids)}
-        self.by_last: dict[str, list[int]] = {}
-        self.by_callee: dict[str, list[int]] = {}
-        for i, c in enumerate(chunks):
-            if c.symbol:
-                self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
-            for callee in dict.fromkeys(c.calls):
-                self.by_callee.setdefault(callee, []).append(i)
+    arr = table.search().select(_CHUNK_COLUMNS).limit(max(meta.chunk_count, 1)).to_arrow()
+    rows = _rows_to_chunks(arr.to_pylist())
+    ids = [r[0] for r in rows]
+    mat = np.zeros((len(ids), meta.dim), dtype=np.float32)
+    mirror = Mirror(ids, [r[1] for r in rows], mat, [r[1].file_class for r in rows], None)
+    _load_vectors(mirror, vectors, meta)
+    return mirror
 
-    @classmethod
-    def load(cls, table: Any, meta: IndexMeta) -> _Mirror:
-        import numpy as np
 
-        count = max(meta.chunk_count, 1)
-        arr = table.search().select(_CHUNK_COLUMNS + ["vector"]).limit(count).to_arrow()
-        vecs = arr.column("vector").combine_chunks()
-        mat = np.asarray(vecs.values, dtype=np.float32).reshape(len(arr), meta.dim)
-        norms = np.linalg.norm(mat, axis=1, keepdims=True)
-        mat = mat / np.where(norms == 0, 1.0, norms)
-        rows = _rows_to_chunks(arr.drop_columns(["vector"]).to_pylist())
-        return cls([r[0] for r in rows], [r[1] for r in rows], mat, [r[1].file_class for r in rows])
+def _load_vectors(mirror: Mirror, vectors: Any, meta: IndexMeta) -> None:
+    """Put the committed vectors into ``mirror`` (again, after phase 2 committed more)."""
+    import numpy as np
 
-    def class_mask(self, classes: Iterable[str]) -> Any:
-        import numpy as np
-
-        key = frozenset(classes)
-        if key not in self._masks:
-            self._masks[key] = np.isin(self.classes, list(key))
-        return self._masks[key]
-
-    def _rows(self, idx: Iterable[int], classes: Iterable[str] | None, limit: int):
-        allowed = None if classes is None else set(classes)
-        out = []
-        for i in sorted(set(idx)):
-            if allowed is None or self.chunks[i].file_class in allowed:
-                out.append((self.ids[i], self.chunks[i], 0.0))
-                if len(out) >= limit:
-                    break
-        return out
-
-    def by_symbol(self, names: list[str], classes: Iterable[str] | None, limit: int):
-        idx = []
-        for name in names:
-            for i in self.by_last.get(name.rsplit(".", 1)[-1], []):
-                sym = self.chunks[i].symbol or ""
-                if sym == name or sym.endswith("." + name):
-                    idx.append(i)
-        return self._rows(idx, classes, limit)
-
-    def callers(self, name: str, classes: Iterable[str] | None, limit: int):
-        return self._rows(self.by_callee.get(name, []), classes, limit)
+    embedded = np.zeros(len(mirror.ids), dtype=bool)
+    if meta.embedded_count:
+        varr = vectors.search().select(["id", "vector"]).limit(meta.embedded_count).to_arrow()
+        vmat = np.asarray(varr.column("vector").combine_chunks().values, dtype=np.float32)
+        vmat = vmat.reshape(len(varr), meta.dim)
+        rows, found = [], []
+        for j, cid in enumerate(varr.column("id").to_pylist()):
+            i = mirror.position.get(cid)
+            if i is not None:
+                rows.append(i)
+                found.append(j)
+        if rows:
+            mirror.set_vectors(np.asarray(rows), vmat[np.asarray(found)])
+            embedded[rows] = True
+    mirror.embedded = embedded
 
 
 def find_index(repo: Path, model: str | None = None) -> Path:
@@ -345,11 +335,13 @@ class IndexStore:
         self.model_id = meta.model_id
         self.model_name = meta.model_name
         self._table = None
+        self._vectors = None
         # An in-memory mirror of the table (vectors, chunks, symbol and call maps), loaded when
         # a second search starts on this store: a one-shot CLI search does not pay for loading
         # it; a long-lived caller (MCP server, eval, ask) gets millisecond lookups.
-        self._matrix: _Mirror | None = None
+        self._matrix: Mirror | None = None
         self._searches = 0
+        self._vectors_changed = False
         self._stamp = _meta_stamp(path)
 
     # -- metadata ---------------------------------------------------------------------------
@@ -361,19 +353,34 @@ class IndexStore:
 
     @property
     def table(self):
+        """The chunks table at the committed version."""
         if self._table is None:
-            lancedb = _lancedb()
-            try:
-                db = lancedb.connect(str(self.path / "lance"))
-                tbl = db.open_table(self._meta.table)
-                tbl.checkout(self._meta.table_version)
-            except Exception as exc:  # lance raises many kinds (ValueError, OSError, RuntimeError)
-                raise IndexIncompatibleError(
-                    f"The index at {self.path} is damaged or incomplete ({exc}) — "
-                    f"run `askrepo index --rebuild {self.repo}`"
-                ) from exc
-            self._table = tbl
+            self._table = self._open_table(self._meta.table, self._meta.table_version)
         return self._table
+
+    @property
+    def vectors(self):
+        """The vectors table at the committed version."""
+        if self._vectors is None:
+            self._vectors = self._open_table(self._meta.vectors_table, self._meta.vectors_version)
+        return self._vectors
+
+    def _open_table(self, name: str, version: int) -> Any:
+        lancedb = _lancedb()
+        try:
+            db = lancedb.connect(str(self.path / "lance"))
+            tbl = db.open_table(name)
+            tbl.checkout(version)
+        except Exception as exc:  # lance raises many kinds (ValueError, OSError, RuntimeError)
+            raise IndexIncompatibleError(
+                f"The index at {self.path} is damaged or incomplete ({exc}) — "
+                f"run `askrepo index --rebuild {self.repo}`"
+            ) from exc
+        return tbl
+
+    def embedding_progress(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks): equal once phase 2 of indexing has finished."""
+        return self._meta.embedded_count, self._meta.chunk_count
 
     def warm(self) -> None:
         """Import LanceDB and open the table now (e.g. in a thread while a model loads).
@@ -394,10 +401,17 @@ class IndexStore:
             return False
         _check_compatible(meta, self.path)
         self._stamp = stamp
-        if (meta.table, meta.table_version) == (self._meta.table, self._meta.table_version):
+        old = (self._meta.table, self._meta.table_version, self._meta.vectors_version)
+        if (meta.table, meta.table_version, meta.vectors_version) == old:
+            self._meta, self._files = meta, files
             return False
-        self._meta, self._files, self._table = meta, files, None
-        self._matrix = None
+        same_chunks = (meta.table, meta.table_version) == old[:2]
+        self._meta, self._files, self._vectors = meta, files, None
+        if same_chunks and self._matrix is not None:
+            # phase 2 committed more vectors: the mirror keeps its chunks, reloads vectors only
+            self._vectors_changed = True
+        else:
+            self._table, self._matrix = None, None
         return True
 
     def _run(self, make_query) -> list[tuple[str, Chunk, float]]:
@@ -413,52 +427,58 @@ class IndexStore:
     def dense(
         self, vector: Sequence[float], n: int, classes: Iterable[str] | None = None
     ) -> list[tuple[str, Chunk, float]]:
-        """Nearest chunks by cosine similarity (score = 1 - distance), best first."""
-        if n <= 0 or self._meta.chunk_count == 0:
+        """Nearest chunks by cosine similarity (score = 1 - distance), best first.
+
+        Only chunks that have a vector take part: while phase 2 of an index run is pending
+        (``embedding_progress``), the rest are found by full-text and symbol search only.
+        """
+        if n <= 0 or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
             return []
-        if self._mirror_ready() is not None:
-            return self._dense_in_memory(vector, n, classes)
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            return mirror.dense(vector, n, classes)
         vec = [float(x) for x in vector]
         flt = _classes_filter(classes)
 
-        def make(tbl):
-            q = tbl.search(vec, vector_column_name="vector").metric("cosine")
-            q = q.select(_CHUNK_COLUMNS).limit(n)
-            return q.where(flt, prefilter=True) if flt else q
+        def run() -> list[tuple[str, Chunk, float]]:
+            q = self.vectors.search(vec, vector_column_name="vector").metric("cosine")
+            q = q.select(["id"]).limit(n)
+            if flt:
+                q = q.where(flt, prefilter=True)
+            found = [(r["id"], 1.0 - float(r["_distance"])) for r in q.to_list()]
+            if not found:
+                return []
+            cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
+            rows = self.table.search().where(cond).select(_CHUNK_COLUMNS).limit(len(found))
+            by_id = {cid: chunk for cid, chunk, _ in _rows_to_chunks(rows.to_list())}
+            return [(cid, by_id[cid], sc) for cid, sc in found if cid in by_id]
 
-        return self._run(make)
+        try:
+            return run()
+        except Exception:
+            if not self.refresh():
+                raise
+            return run()
 
     def start_search(self) -> None:
         """Called by each search; from the second one on, queries use the in-memory mirror."""
         self._searches += 1
 
-    def _mirror_ready(self) -> _Mirror | None:
+    def _mirror_ready(self) -> Mirror | None:
         """The in-memory mirror, once a second search has started (see ``__init__``)."""
+        if self._matrix is not None and self._vectors_changed:
+            try:
+                _load_vectors(self._matrix, self.vectors, self._meta)
+                self._vectors_changed = False
+            except Exception:
+                self._matrix = None
         if self._matrix is None and self._searches >= 2:
             try:
-                self._matrix = _Mirror.load(self.table, self._meta)
+                self._matrix = _load_mirror(self.table, self.vectors, self._meta)
+                self._vectors_changed = False
             except Exception:
                 self._matrix = None
         return self._matrix
-
-    def _dense_in_memory(
-        self, vector: Sequence[float], n: int, classes: Iterable[str] | None
-    ) -> list[tuple[str, Chunk, float]]:
-        """Exact cosine search over the mirror's matrix (same results as LanceDB's scan)."""
-        import numpy as np
-
-        m = self._matrix
-        q = np.asarray(vector, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        scores = m.matrix @ q
-        if classes is not None:
-            scores = np.where(m.class_mask(classes), scores, -np.inf)
-        n = min(n, int(np.isfinite(scores).sum()))
-        if n <= 0:
-            return []
-        top = np.argpartition(-scores, n - 1)[:n]
-        top = top[np.lexsort((top, -scores[top]))]
-        return [(m.ids[i], m.chunks[i], float(scores[i])) for i in top]
 
     def fts(
         self, query: str, n: int, classes: Iterable[str] | None = None
@@ -531,264 +551,14 @@ class IndexStore:
         return has_term(self, term)
 
 
-def worktree_changed(store: Any) -> bool:
-    """Whether files were added, changed or removed since the index was built."""
-    from .ingest import walk
+def __getattr__(name: str) -> Any:
+    """Old import paths keep working: ``from askrepo.store import IndexWriter``."""
+    if name in ("IndexWriter", "_Lock"):
+        from . import store_writer
 
-    try:
-        walked = walk(store.repo, max_file_bytes=config.max_file_bytes())
-    except Exception:
-        return True
-    now = {f.path: f.sha for f in walked.files}
-    then = {p: f.sha for p, f in store.files().items()}
-    return now != then
+        return getattr(store_writer, name)
+    if name == "worktree_changed":
+        from . import freshness
 
-
-# --------------------------------------------------------------------------------------------
-# Writing
-
-
-class _Lock:
-    """An exclusive, non-blocking flock on ``path`` that records the holder's pid."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.fd: int | None = None
-
-    def __enter__(self) -> _Lock:
-        import fcntl
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise IndexLockedError(
-                    f"Another index run is in progress (pid {holder}) — wait for it to finish"
-                ) from exc
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self.fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self.fd, 0)
-            os.close(self.fd)
-            self.fd = None
-
-
-class IndexWriter:
-    """Applies one index run's changes and commits them atomically.
-
-    Use as a context manager; nothing is visible to readers until :meth:`commit`.
-    """
-
-    def __init__(self, repo: Path, model_id: str, model_name: str, dim: int, *, rebuild: bool):
-        self.repo = Path(repo).resolve()
-        self.model_id = model_id
-        self.model_name = model_name
-        self.dim = dim
-        self.path = index_dir(self.repo, model_id)
-        self.rebuild = rebuild
-        self._lock = _Lock(self.path / "lock")
-        self.previous: dict[str, SourceFile] = {}
-        self.previous_meta: IndexMeta | None = None
-        self.rebuild_reason: str | None = None
-        self._db = None
-        self._tbl = None
-        self._new_table = False
-        self._old_table: str | None = None
-        self._pending_delete: set[str] = set()
-
-    def __enter__(self) -> IndexWriter:
-        self._lock.__enter__()
-        try:
-            self._open()
-        except BaseException:
-            self._lock.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.__exit__()
-
-    def _open(self) -> None:
-        lancedb = _lancedb()
-        self.path.mkdir(parents=True, exist_ok=True)
-        meta = None
-        if (self.path / META_FILE).exists():
-            try:
-                meta, files = _read_meta(self.path)
-                _check_compatible(meta, self.path)
-                self.previous_meta, self.previous = meta, files
-            except IndexIncompatibleError as exc:
-                self.rebuild_reason = str(exc)
-                meta = None
-        self._db = lancedb.connect(str(self.path / "lance"))
-        if meta is not None and not self.rebuild and not self.rebuild_reason:
-            try:
-                tbl = self._db.open_table(meta.table)
-                if tbl.version != meta.table_version:
-                    # A previous run died after writing; go back to what was committed.
-                    tbl.restore(meta.table_version)
-                self._tbl = tbl
-                return
-            except Exception as exc:  # damaged table: fall back to a fresh build
-                self.rebuild_reason = f"previous index unreadable ({exc.__class__.__name__})"
-        if meta is not None:
-            self._old_table = meta.table
-        self.previous = {}
-        self._tbl = self._create_table()
-        self._new_table = True
-
-    def _create_table(self):
-        import pyarrow as pa
-
-        schema = pa.schema(
-            [
-                pa.field("id", pa.string()),
-                pa.field("path", pa.string()),
-                pa.field("start_line", pa.int32()),
-                pa.field("end_line", pa.int32()),
-                pa.field("text", pa.string()),
-                pa.field("language", pa.string()),
-                pa.field("kind", pa.string()),
-                pa.field("symbol", pa.string()),
-                pa.field("signature", pa.string()),
-                pa.field("calls", pa.list_(pa.string())),
-                pa.field("file_class", pa.string()),
-                pa.field("file_sha", pa.string()),
-                pa.field("context", pa.string()),
-                pa.field("fts", pa.string()),
-                pa.field("vector", pa.list_(pa.float32(), self.dim)),
-            ]
-        )
-        name = f"chunks_{int(time.time() * 1000)}_{os.getpid()}"
-        return self._db.create_table(name, schema=schema, mode="overwrite")
-
-    # -- changes ------------------------------------------------------------------------------
-    def delete_paths(self, paths: Iterable[str]) -> None:
-        """Remove every chunk of these files (applied in batches)."""
-        batch = sorted(set(paths))
-        for i in range(0, len(batch), 200):
-            part = batch[i : i + 200]
-            self._tbl.delete("path IN (" + ", ".join(_sql_str(p) for p in part) + ")")
-
-    def add(self, chunks: Sequence[Chunk], vectors: Any, fts_texts: Sequence[str]) -> None:
-        import numpy as np
-        import pyarrow as pa
-
-        if not chunks:
-            return
-        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
-        cols = {
-            "id": [chunk_id(c) for c in chunks],
-            "path": [c.path for c in chunks],
-            "start_line": [c.start_line for c in chunks],
-            "end_line": [c.end_line for c in chunks],
-            "text": [c.text for c in chunks],
-            "language": [c.language for c in chunks],
-            "kind": [c.kind for c in chunks],
-            "symbol": [c.symbol for c in chunks],
-            "signature": [c.signature for c in chunks],
-            "calls": [list(c.calls) for c in chunks],
-            "file_class": [c.file_class for c in chunks],
-            "file_sha": [c.file_sha for c in chunks],
-            "context": [c.context for c in chunks],
-            "fts": list(fts_texts),
-        }
-        arrays = [pa.array(v, type=self._tbl.schema.field(k).type) for k, v in cols.items()]
-        flat = pa.array(vecs.reshape(-1), type=pa.float32())
-        arrays.append(pa.FixedSizeListArray.from_arrays(flat, self.dim))
-        self._tbl.add(pa.Table.from_arrays(arrays, schema=self._tbl.schema))
-
-    def finish_fts(self) -> None:
-        """(Re)build the full-text index over the whole table.
-
-        A full rebuild rather than ``optimize()``: LanceDB's optimize also deletes old table
-        versions, which must not happen before the new state is committed.
-        """
-        from lancedb.index import FTS
-
-        self._tbl.create_index(
-            "fts",
-            config=FTS(with_position=False, stem=True, remove_stop_words=True),
-            replace=True,
-        )
-
-    @property
-    def is_new(self) -> bool:
-        """Whether this run writes a fresh table (first index, --rebuild, or a damaged one)."""
-        return self._new_table
-
-    def count(self) -> int:
-        return self._tbl.count_rows()
-
-    def column(self, name: str) -> list[Any]:
-        """All values of one column (small columns only: language, path, ...)."""
-        rows = self._tbl.search().select([name]).limit(max(self.count(), 1)).to_arrow()
-        return rows.column(name).to_pylist()
-
-    def commit(
-        self,
-        files: dict[str, SourceFile],
-        *,
-        commit: str | None,
-        chunker_version: str,
-        enrich: bool,
-        redactions: int,
-        skipped: dict[str, int],
-        tidy: bool = True,
-    ) -> IndexMeta:
-        """Atomically publish this run's state; then (``tidy``) compact and drop old versions."""
-        meta = IndexMeta(
-            repo=str(self.repo),
-            model_id=self.model_id,
-            model_name=self.model_name,
-            dim=self.dim,
-            commit=commit,
-            indexed_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            chunk_count=self._tbl.count_rows(),
-            file_count=len(files),
-            chunker_version=chunker_version,
-            schema_version=SCHEMA_VERSION,
-            enrich=enrich,
-            table=self._tbl.name,
-            table_version=self._tbl.version,
-            redactions=redactions,
-            skipped=dict(skipped),
-        )
-        _write_meta(self.path, meta, files)
-        # Committed. Now tidy up: compact fragments and drop versions/tables no reader needs.
-        # Readers that still hold an old version re-read meta.json and retry (IndexStore._run).
-        if not tidy:
-            return meta
-        with contextlib.suppress(Exception):
-            self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
-            if self._tbl.version != meta.table_version:
-                meta.table_version = self._tbl.version
-                _write_meta(self.path, meta, files)
-        if self._old_table and self._old_table != self._tbl.name:
-            with contextlib.suppress(Exception):
-                self._db.drop_table(self._old_table)
-        self._drop_stray_tables(keep=self._tbl.name)
-        return meta
-
-    def _drop_stray_tables(self, keep: str) -> None:
-        """Remove tables of rebuilds that died before committing."""
-        with contextlib.suppress(Exception):
-            for name in self._table_names():
-                if name != keep and name.startswith("chunks_"):
-                    self._db.drop_table(name)
-
-    def _table_names(self) -> Iterator[str]:
-        lister = getattr(self._db, "list_tables", None) or self._db.table_names
-        res = lister()
-        names = getattr(res, "tables", res)
-        yield from names
+        return freshness.worktree_changed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

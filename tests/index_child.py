@@ -2,7 +2,8 @@
 
 usage: python -m tests.index_child ROOT [PAUSE_STAGE] [LOOPS]
 With PAUSE_STAGE, prints "AT <stage>" and sleeps when that stage is first reported, so the parent
-can SIGKILL it there. With LOOPS, re-indexes that many times, toggling a file between two versions.
+can SIGKILL it there ("phase1": just after phase 1 committed; "embed": after 8 chunks got
+vectors, mid-phase-2). With LOOPS, re-indexes that many times, toggling a file between two versions.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def main() -> None:
     pause = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
     loops = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     indexer.EMBED_BATCH = 4  # many small table writes, so a kill can land between them
+    indexer.STORE_BATCH = 4
+    indexer.FTS_REBUILD_MIN = 0  # always rebuild the full-text index, so "fts" is reported
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == pause and (stage != "embed" or done >= 8):

@@ -49,16 +49,7 @@ def _snapshot(root: Path) -> list[tuple[str, int, int, str | None]]:
     return sorted((h.path, h.start_line, h.end_line, h.symbol) for h in hits)
 
 
-@pytest.mark.parametrize("stage", ["walk", "chunk", "embed", "fts"])
-def test_sigkill_at_each_stage_keeps_previous_index(tmp_path, stage):
-    root = _make_repo(tmp_path / "repo")
-    index_repo(root, embedder=FakeEmbedder())
-    before = _snapshot(root)
-    meta_before = open_index(root).meta()
-
-    # change every file, so the killed run would have rewritten most of the table
-    for p in (root / "pkg").glob("*.py"):
-        p.write_text(p.read_text().replace("Handle case", "Process variant"))
+def _kill_at(root: Path, stage: str) -> None:
     child = _child(str(root), stage)
     try:
         line = child.stdout.readline()
@@ -69,6 +60,19 @@ def test_sigkill_at_each_stage_keeps_previous_index(tmp_path, stage):
         if child.poll() is None:
             child.kill()
 
+
+@pytest.mark.parametrize("stage", ["walk", "chunk", "fts"])
+def test_sigkill_in_phase_1_keeps_previous_index(tmp_path, stage):
+    root = _make_repo(tmp_path / "repo")
+    index_repo(root, embedder=FakeEmbedder())
+    before = _snapshot(root)
+    meta_before = open_index(root).meta()
+
+    # change every file, so the killed run would have rewritten most of the table
+    for p in (root / "pkg").glob("*.py"):
+        p.write_text(p.read_text().replace("Handle case", "Process variant"))
+    _kill_at(root, stage)
+
     assert open_index(root).meta().table_version == meta_before.table_version
     assert _snapshot(root) == before  # the old index answers, unchanged
 
@@ -77,6 +81,35 @@ def test_sigkill_at_each_stage_keeps_previous_index(tmp_path, stage):
     r = Retriever.open(root, embedder=FakeEmbedder())
     top = r.search("process variant", SearchOptions(k=3, mode="fts")).hits
     assert top and "Process variant" in top[0].text
+
+
+@pytest.mark.parametrize("stage", ["phase1", "embed"])
+def test_sigkill_between_phases_and_in_phase_2_leaves_searchable_index(tmp_path, stage):
+    """Killed after phase 1 committed (between the phases, or mid-phase-2): the new text is
+    searchable at once (full-text + symbols, dense over what has vectors), and the next run
+    embeds only the chunks that still have none."""
+    root = _make_repo(tmp_path / "repo")
+    index_repo(root, embedder=FakeEmbedder())
+    for p in (root / "pkg").glob("*.py"):
+        p.write_text(p.read_text().replace("Handle case", "Process variant"))
+    _kill_at(root, stage)
+
+    store = open_index(root)
+    done, total = store.embedding_progress()
+    assert done < total
+    assert store.meta().file_count == 13
+    r = Retriever(store, FakeEmbedder())
+    res = r.search("process variant", SearchOptions(k=3))
+    assert res.dense_partial and res.hits and "Process variant" in res.hits[0].text
+    assert r.search("func_3_2", SearchOptions(k=1)).hits[0].symbol == "func_3_2"
+
+    emb = FakeEmbedder()
+    s = index_repo(root, embedder=emb)  # resumes: nothing to chunk, only vectors to add
+    assert s.rebuilt is None and s.files_indexed == 0 and s.chunks_added == 0
+    assert s.chunks_embedded == total - done == len(emb.texts)
+    assert open_index(root).embedding_progress() == (total, total)
+    res = Retriever.open(root, embedder=FakeEmbedder()).search("process variant")
+    assert not res.dense_partial and res.hits[0].sources["dense"] is not None
 
 
 def test_sigkill_at_random_moments(tmp_path):

@@ -113,8 +113,12 @@ def test_cli_search_json_contract(indexed):
     p = _cli("search", "how is the cart total computed?", "--repo", str(root), "--json", home=home)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert set(data) == {"query", "repo", "mode", "elapsed_ms", "hits"}
+    assert set(data) == {
+        "query", "repo", "mode", "elapsed_ms", "hits", "dense_partial",
+        "indexed_commit", "head_commit", "stale", "changed_files",
+    }  # fmt: skip
     assert data["mode"] == "hybrid" and data["repo"] == str(root)
+    assert data["stale"] is False and data["dense_partial"] is False
     hit = data["hits"][0]
     assert set(hit) == {
         "rank", "path", "start_line", "end_line", "symbol", "kind", "language", "score",

@@ -9,9 +9,11 @@ import sys
 import pytest
 
 from askrepo.errors import IndexIncompatibleError, IndexLockedError, NoIndexError, UsageError
+from askrepo.freshness import worktree_changed
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
-from askrepo.store import IndexWriter, open_index, worktree_changed
+from askrepo.store import open_index
+from askrepo.store_writer import IndexWriter
 from tests.fakes import FakeEmbedder
 
 AUTH = '''"""Authentication."""
@@ -114,27 +116,33 @@ def test_incremental_reembeds_only_changed_file_and_drops_removed(repo):
     assert "shop/auth.py" not in open_index(repo).files()
 
 
-def test_failed_run_leaves_previous_index_usable(repo):
+def test_failed_embedding_leaves_a_searchable_index_and_resumes(repo):
+    """Phase 1 (text, full-text, symbols) is committed before embedding starts: a failure in
+    phase 2 leaves the new content searchable lexically; the next run embeds only what is
+    missing."""
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
     (repo / "shop" / "auth.py").write_text(AUTH.replace("authenticate_user", "login_user"))
     broken = FakeEmbedder(fail_on_call=1)
     with pytest.raises(RuntimeError, match="injected"):
         index_repo(repo, embedder=broken)
-    # still the old content, consistent, and queryable
     r = Retriever.open(repo, embedder=emb)
-    assert r.search("authenticate_user", SearchOptions(k=1)).hits[0].symbol == "authenticate_user"
-    assert not r.search("login_user", SearchOptions(k=5, mode="fts")).hits or all(
-        "login_user" not in h.text
-        for h in r.search("login_user", SearchOptions(k=5, mode="fts")).hits
-    )
-    assert worktree_changed(r.store)
-    # the next run completes without --rebuild and sees the change
+    done, total = r.store.embedding_progress()
+    assert done < total
+    res = r.search("login_user", SearchOptions(k=3))
+    assert res.hits[0].symbol == "login_user" and res.hits[0].sources["dense"] is None
+    assert res.dense_partial
+    assert not worktree_changed(r.store)  # the files are indexed; only vectors are missing
+    emb.texts.clear()
     s = index_repo(repo, embedder=emb)
-    assert s.files_indexed == 1 and s.rebuilt is None
+    assert s.files_indexed == 0 and s.rebuilt is None
+    assert s.chunks_embedded == total - done and len(emb.texts) == total - done
+    assert all("auth.py" in t for t in emb.texts)
     r = Retriever.open(repo, embedder=emb)
-    assert r.search("login_user", SearchOptions(k=1)).hits[0].symbol == "login_user"
-    assert not worktree_changed(r.store)
+    assert r.store.embedding_progress() == (total, total)
+    res = r.search("login_user", SearchOptions(k=1))
+    assert res.hits[0].symbol == "login_user" and res.hits[0].sources["dense"] is not None
+    assert not res.dense_partial
 
 
 def test_second_writer_is_refused_with_pid(repo):

@@ -1,0 +1,111 @@
+"""An in-memory copy of one committed index version: chunks, unit vectors, symbol and call maps.
+
+Pure numpy (no LanceDB): ``store.IndexStore`` loads it from the table once a second search
+starts, and then answers dense, symbol and caller queries from memory in milliseconds.
+
+Chunks whose vectors are not computed yet (phase 2 of an index run still pending) have
+``embedded[i] == False`` and never appear in dense results; they still answer symbol and
+caller lookups, and full-text search (which the store runs in LanceDB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .datatypes import Chunk
+
+Row = tuple[str, Chunk, float]
+
+
+class Mirror:
+    """All chunks of one committed version in memory, with their unit vectors."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        chunks: list[Chunk],
+        matrix: Any,
+        classes: Sequence[str],
+        embedded: Any = None,
+    ):
+        import numpy as np
+
+        self.ids = ids
+        self.chunks = chunks
+        mat = np.asarray(matrix, dtype=np.float32)
+        if len(mat):
+            norms = np.linalg.norm(mat, axis=1, keepdims=True)
+            mat = mat / np.where(norms == 0, 1.0, norms)
+        self.matrix = mat
+        self.classes = np.asarray(list(classes), dtype=object)
+        self.embedded = (
+            np.ones(len(ids), dtype=bool) if embedded is None else np.asarray(embedded, dtype=bool)
+        )
+        self._masks: dict[frozenset[str], Any] = {}
+        self.position = {cid: i for i, cid in enumerate(ids)}
+        self.by_last: dict[str, list[int]] = {}
+        self.by_callee: dict[str, list[int]] = {}
+        for i, c in enumerate(chunks):
+            if c.symbol:
+                self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
+            for callee in dict.fromkeys(c.calls):
+                self.by_callee.setdefault(callee, []).append(i)
+
+    def set_vectors(self, rows: Any, vectors: Any) -> None:
+        """Store (unit-normalised) vectors for these row positions."""
+        import numpy as np
+
+        vecs = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        self.matrix[rows] = vecs / np.where(norms == 0, 1.0, norms)
+
+    def class_mask(self, classes: Iterable[str]) -> Any:
+        import numpy as np
+
+        key = frozenset(classes)
+        if key not in self._masks:
+            self._masks[key] = np.isin(self.classes, list(key))
+        return self._masks[key]
+
+    def dense(self, vector: Sequence[float], n: int, classes: Iterable[str] | None) -> list[Row]:
+        """Exact cosine search over the embedded chunks (same results as LanceDB's flat scan)."""
+        import numpy as np
+
+        if n <= 0 or not len(self.ids):
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        scores = self.matrix @ q
+        keep = self.embedded
+        if classes is not None:
+            keep = keep & self.class_mask(classes)
+        scores = np.where(keep, scores, -np.inf)
+        n = min(n, int(np.isfinite(scores).sum()))
+        if n <= 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self.ids[i], self.chunks[i], float(scores[i])) for i in top]
+
+    def _rows(self, idx: Iterable[int], classes: Iterable[str] | None, limit: int) -> list[Row]:
+        allowed = None if classes is None else set(classes)
+        out = []
+        for i in sorted(set(idx)):
+            if allowed is None or self.chunks[i].file_class in allowed:
+                out.append((self.ids[i], self.chunks[i], 0.0))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def by_symbol(self, names: list[str], classes: Iterable[str] | None, limit: int) -> list[Row]:
+        idx = []
+        for name in names:
+            for i in self.by_last.get(name.rsplit(".", 1)[-1], []):
+                sym = self.chunks[i].symbol or ""
+                if sym == name or sym.endswith("." + name):
+                    idx.append(i)
+        return self._rows(idx, classes, limit)
+
+    def callers(self, name: str, classes: Iterable[str] | None, limit: int) -> list[Row]:
+        return self._rows(self.by_callee.get(name, []), classes, limit)

@@ -1,0 +1,373 @@
+"""Writing an index: one run's deletes and adds, committed atomically through ``meta.json``.
+
+See ``askrepo.store`` for the layout and the crash-safety model; this module holds the one
+writer allowed at a time (``_Lock``) and ``IndexWriter``.
+
+An index is two LanceDB tables: ``chunks_*`` (text, metadata and the full-text column) and
+``vectors_*`` (chunk id, path, file class, vector). Phase 1 of a run writes the chunks and
+commits: the index is searchable (full-text, symbols, grep) from then on. Phase 2 appends
+vectors in batches and commits after each one, so a killed run loses at most one batch and
+the next run embeds only the chunks that still have no vector (``pending``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .datatypes import Chunk, SourceFile
+from .errors import IndexIncompatibleError, IndexLockedError
+from .store import (
+    KEEP_OLD_VERSIONS,
+    META_FILE,
+    SCHEMA_VERSION,
+    IndexMeta,
+    _check_compatible,
+    _lancedb,
+    _read_meta,
+    _sql_str,
+    _write_meta,
+    chunk_id,
+    index_dir,
+)
+
+
+class _Lock:
+    """An exclusive, non-blocking flock on ``path`` that records the holder's pid."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> _Lock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise IndexLockedError(
+                    f"Another index run is in progress (pid {holder}) — wait for it to finish"
+                ) from exc
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            os.close(self.fd)
+            self.fd = None
+
+
+class IndexWriter:
+    """Applies one index run's changes and commits them atomically.
+
+    Use as a context manager; nothing is visible to readers until :meth:`commit`.
+    """
+
+    def __init__(self, repo: Path, model_id: str, model_name: str, dim: int, *, rebuild: bool):
+        self.repo = Path(repo).resolve()
+        self.model_id = model_id
+        self.model_name = model_name
+        self.dim = dim
+        self.path = index_dir(self.repo, model_id)
+        self.rebuild = rebuild
+        self._lock = _Lock(self.path / "lock")
+        self.previous: dict[str, SourceFile] = {}
+        self.previous_meta: IndexMeta | None = None
+        self.rebuild_reason: str | None = None
+        self._db = None
+        self._tbl = None
+        self._vec = None
+        self._new_table = False
+        self._old_tables: list[str] = []
+        self._meta: IndexMeta | None = None
+        self._files: dict[str, SourceFile] = {}
+
+    def __enter__(self) -> IndexWriter:
+        self._lock.__enter__()
+        try:
+            self._open()
+        except BaseException:
+            self._lock.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__()
+
+    def _open(self) -> None:
+        lancedb = _lancedb()
+        self.path.mkdir(parents=True, exist_ok=True)
+        meta = None
+        if (self.path / META_FILE).exists():
+            try:
+                meta, files = _read_meta(self.path)
+                _check_compatible(meta, self.path)
+                self.previous_meta, self.previous = meta, files
+            except IndexIncompatibleError as exc:
+                self.rebuild_reason = str(exc)
+                meta = None
+        self._db = lancedb.connect(str(self.path / "lance"))
+        if meta is not None and not self.rebuild and not self.rebuild_reason:
+            try:
+                tbl = self._db.open_table(meta.table)
+                vec = self._db.open_table(meta.vectors_table)
+                # A previous run died after writing: go back to what was committed.
+                if tbl.version != meta.table_version:
+                    tbl.restore(meta.table_version)
+                if vec.version != meta.vectors_version:
+                    vec.restore(meta.vectors_version)
+                self._tbl, self._vec = tbl, vec
+                return
+            except Exception as exc:  # damaged table: fall back to a fresh build
+                self.rebuild_reason = f"previous index unreadable ({exc.__class__.__name__})"
+        if meta is not None:
+            self._old_tables = [t for t in (meta.table, meta.vectors_table) if t]
+        self.previous = {}
+        self.previous_meta = None
+        self._tbl, self._vec = self._create_tables()
+        self._new_table = True
+
+    def _create_tables(self) -> tuple[Any, Any]:
+        import pyarrow as pa
+
+        chunks = pa.schema(
+            [
+                pa.field("id", pa.string()),
+                pa.field("path", pa.string()),
+                pa.field("start_line", pa.int32()),
+                pa.field("end_line", pa.int32()),
+                pa.field("text", pa.string()),
+                pa.field("language", pa.string()),
+                pa.field("kind", pa.string()),
+                pa.field("symbol", pa.string()),
+                pa.field("signature", pa.string()),
+                pa.field("calls", pa.list_(pa.string())),
+                pa.field("file_class", pa.string()),
+                pa.field("file_sha", pa.string()),
+                pa.field("context", pa.string()),
+                pa.field("fts", pa.string()),
+            ]
+        )
+        vectors = pa.schema(
+            [
+                pa.field("id", pa.string()),
+                pa.field("path", pa.string()),
+                pa.field("file_class", pa.string()),
+                pa.field("vector", pa.list_(pa.float32(), self.dim)),
+            ]
+        )
+        stamp = f"{int(time.time() * 1000)}_{os.getpid()}"
+        return (
+            self._db.create_table(f"chunks_{stamp}", schema=chunks, mode="overwrite"),
+            self._db.create_table(f"vectors_{stamp}", schema=vectors, mode="overwrite"),
+        )
+
+    # -- changes ------------------------------------------------------------------------------
+    def delete_paths(self, paths: Iterable[str]) -> None:
+        """Remove every chunk (and vector) of these files (applied in batches)."""
+        batch = sorted(set(paths))
+        for i in range(0, len(batch), 200):
+            cond = "path IN (" + ", ".join(_sql_str(p) for p in batch[i : i + 200]) + ")"
+            self._tbl.delete(cond)
+            self._vec.delete(cond)
+
+    def add(self, chunks: Sequence[Chunk], fts_texts: Sequence[str]) -> None:
+        """Add chunks without vectors (phase 1); ``add_vectors`` adds those later."""
+        import pyarrow as pa
+
+        if not chunks:
+            return
+        cols = {
+            "id": [chunk_id(c) for c in chunks],
+            "path": [c.path for c in chunks],
+            "start_line": [c.start_line for c in chunks],
+            "end_line": [c.end_line for c in chunks],
+            "text": [c.text for c in chunks],
+            "language": [c.language for c in chunks],
+            "kind": [c.kind for c in chunks],
+            "symbol": [c.symbol for c in chunks],
+            "signature": [c.signature for c in chunks],
+            "calls": [list(c.calls) for c in chunks],
+            "file_class": [c.file_class for c in chunks],
+            "file_sha": [c.file_sha for c in chunks],
+            "context": [c.context for c in chunks],
+            "fts": list(fts_texts),
+        }
+        arrays = [pa.array(v, type=self._tbl.schema.field(k).type) for k, v in cols.items()]
+        self._tbl.add(pa.Table.from_arrays(arrays, schema=self._tbl.schema))
+
+    def add_vectors(self, chunks: Sequence[Chunk], vectors: Any) -> None:
+        """Store the vectors of chunks already added (phase 2)."""
+        import numpy as np
+        import pyarrow as pa
+
+        if not chunks:
+            return
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
+        schema = self._vec.schema
+        flat = pa.array(vecs.reshape(-1), type=pa.float32())
+        arrays = [
+            pa.array([chunk_id(c) for c in chunks], type=pa.string()),
+            pa.array([c.path for c in chunks], type=pa.string()),
+            pa.array([c.file_class for c in chunks], type=pa.string()),
+            pa.FixedSizeListArray.from_arrays(flat, self.dim),
+        ]
+        self._vec.add(pa.Table.from_arrays(arrays, schema=schema))
+
+    def pending(self) -> list[Chunk]:
+        """Chunks that have no vector yet, in table order."""
+        from .store import _CHUNK_COLUMNS, _rows_to_chunks
+
+        have = set(self._ids(self._vec))
+        n = self._tbl.count_rows()
+        if n == 0 or len(have) >= n and set(self._ids(self._tbl)) <= have:
+            return []
+        arr = self._tbl.search().select(_CHUNK_COLUMNS).limit(n).to_arrow()
+        ids = arr.column("id").to_pylist()
+        want = [i for i, cid in enumerate(ids) if cid not in have]
+        if not want:
+            return []
+        rows = arr.take(want).to_pylist()
+        return [c for _, c, _ in _rows_to_chunks(rows)]
+
+    @staticmethod
+    def _ids(tbl: Any) -> list[str]:
+        n = tbl.count_rows()
+        if n == 0:
+            return []
+        return tbl.search().select(["id"]).limit(n).to_arrow().column("id").to_pylist()
+
+    def finish_fts(self) -> None:
+        """(Re)build the full-text index over the whole table.
+
+        A full rebuild rather than ``optimize()``: LanceDB's optimize also deletes old table
+        versions, which must not happen before the new state is committed. Rows added after
+        the last build are still found (LanceDB scans unindexed rows), so a small change can
+        skip this and leave it to the next ``tidy``.
+        """
+        from lancedb.index import FTS
+
+        self._tbl.create_index(
+            "fts",
+            config=FTS(with_position=False, stem=True, remove_stop_words=True),
+            replace=True,
+        )
+
+    @property
+    def is_new(self) -> bool:
+        """Whether this run writes a fresh table (first index, --rebuild, or a damaged one)."""
+        return self._new_table
+
+    def count(self) -> int:
+        return self._tbl.count_rows()
+
+    def embedded_count(self) -> int:
+        return self._vec.count_rows()
+
+    def column(self, name: str) -> list[Any]:
+        """All values of one column (small columns only: language, path, ...)."""
+        rows = self._tbl.search().select([name]).limit(max(self.count(), 1)).to_arrow()
+        return rows.column(name).to_pylist()
+
+    def commit(
+        self,
+        files: dict[str, SourceFile],
+        *,
+        commit: str | None,
+        chunker_version: str,
+        enrich: bool,
+        redactions: int,
+        skipped: dict[str, int],
+        contextual: bool = False,
+        dirty: Sequence[str] = (),
+        tidy: bool = True,
+    ) -> IndexMeta:
+        """Atomically publish this run's state; then (``tidy``) compact and drop old versions."""
+        meta = IndexMeta(
+            repo=str(self.repo),
+            model_id=self.model_id,
+            model_name=self.model_name,
+            dim=self.dim,
+            commit=commit,
+            indexed_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            chunk_count=self._tbl.count_rows(),
+            file_count=len(files),
+            chunker_version=chunker_version,
+            schema_version=SCHEMA_VERSION,
+            enrich=enrich,
+            table=self._tbl.name,
+            table_version=self._tbl.version,
+            redactions=redactions,
+            skipped=dict(skipped),
+            contextual=contextual,
+            vectors_table=self._vec.name,
+            vectors_version=self._vec.version,
+            embedded_count=self._vec.count_rows(),
+            dirty=sorted(dirty),
+        )
+        _write_meta(self.path, meta, files)
+        self._meta, self._files = meta, files
+        if tidy:
+            self.tidy()
+        return meta
+
+    def commit_vectors(self) -> IndexMeta:
+        """Publish the vectors added since the last commit (phase 2); nothing else changes."""
+        assert self._meta is not None, "commit() first"
+        self._meta.vectors_version = self._vec.version
+        self._meta.embedded_count = self._vec.count_rows()
+        _write_meta(self.path, self._meta, self._files)
+        return self._meta
+
+    def tidy(self, chunks: bool = True) -> None:
+        """After a commit: compact fragments, drop versions and tables no reader needs.
+
+        ``chunks=False``: only phase 2 wrote (vectors); the chunks table is left as it is, so
+        readers keep their in-memory copy of it. Readers that still hold an old version
+        re-read meta.json and retry (IndexStore._run).
+        """
+        meta = self._meta
+        if meta is None:
+            return
+        with contextlib.suppress(Exception):
+            if chunks:
+                self._tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+            self._vec.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+            if (self._tbl.version, self._vec.version) != (meta.table_version, meta.vectors_version):
+                meta.table_version = self._tbl.version
+                meta.vectors_version = self._vec.version
+                _write_meta(self.path, meta, self._files)
+        for old in self._old_tables:
+            if old not in (self._tbl.name, self._vec.name):
+                with contextlib.suppress(Exception):
+                    self._db.drop_table(old)
+        self._drop_stray_tables(keep={self._tbl.name, self._vec.name})
+
+    def _drop_stray_tables(self, keep: set[str]) -> None:
+        """Remove tables of rebuilds that died before committing."""
+        with contextlib.suppress(Exception):
+            for name in list(self._table_names()):
+                if name not in keep and name.startswith(("chunks_", "vectors_")):
+                    self._db.drop_table(name)
+
+    def _table_names(self) -> Iterator[str]:
+        lister = getattr(self._db, "list_tables", None) or self._db.table_names
+        res = lister()
+        names = getattr(res, "tables", res)
+        yield from names
