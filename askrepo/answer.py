@@ -70,6 +70,10 @@ def _fence(text: str) -> str:
 
 
 def _snippet_block(n: int, hit: Hit) -> str:
+    if hit.kind == "commit":  # history hook: a commit as evidence (askrepo.history)
+        from askrepo.history import commit_snippet
+
+        return commit_snippet(n, hit)
     head = f"[{n}] {hit.path}:{hit.start_line}-{hit.end_line}"
     if hit.symbol:
         head += f" ({hit.symbol})"
@@ -524,6 +528,10 @@ def ask(
 
     with _timed(timings, "retrieve"):
         hits = list(retriever.search(question, SearchOptions(k=k, extra_queries=extra)).hits)
+        # history hook: commits beside code for why/when/who questions (askrepo.history)
+        from askrepo.history import with_commit_evidence
+
+        hits = with_commit_evidence(question, retriever, hits, k)
 
     if missing:
         return done(refusal_text(missing, meta), [], [], True)
@@ -537,14 +545,23 @@ def ask(
         )
 
     with _timed(timings, "evidence"):
-        graph = gather_graph(store, hits)
+        code = [h for h in hits if h.kind != "commit"]  # commits go to the model, not the card
+        graph = gather_graph(store, code)
         card = evidence_card(
-            question, hits, graph, similarity=header_similarity(question, hits, graph, retriever)
+            question, code, graph, similarity=header_similarity(question, code, graph, retriever)
         )
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 
     if not uses_model:
+        if not card.sources:  # only commits were found (a history question): nothing to show
+            return done(
+                "The search found no code for this question — try other words, or use a model "
+                "backend to read the commits it found.",
+                [],
+                [],
+                True,
+            )
         with _timed(timings, "claims"):
             claims = check_answer(card.text, by_n, path_exists)
         return done(card.text, card_citations, [], False, claims)
@@ -579,6 +596,9 @@ def ask(
         claims = check_answer(text, {i: h for i, h in enumerate(shown, 1)}, path_exists)
     citations = [citation_for(c.n, shown[c.n - 1], commit) for c in cited]
     citations += [c for c in card_citations if c.n not in {x.n for x in citations}]
+    from askrepo.history import commit_citations  # history hook: `[n] abc1234 subject`
+
+    citations = commit_citations(citations, shown)
     if not cited:
         text = f"{text}\n\n{NO_CITATION_NOTE}"
     elif not any(c.supported for c in claims):

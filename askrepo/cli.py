@@ -189,6 +189,17 @@ def index(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="Also index the git history (commit messages, touched "
+            "definitions) for `search --history`, `why` and `ask`.",
+        ),
+    ] = False,
+    history_depth: Annotated[
+        int | None, typer.Option(help="With --history: the newest N commits (default 5000).")
+    ] = None,
 ) -> None:
     """Index a repository: walk (respecting .gitignore), chunk by AST, embed, store.
 
@@ -216,8 +227,14 @@ An interrupted run leaves the previous index usable.
         d = summary.to_dict()
         d.update(check_store(open_index(root, model)).to_dict())
         print(json.dumps(d, ensure_ascii=False))
-        return
-    _print_index_summary(summary)
+    else:
+        _print_index_summary(summary)
+    if history:  # askrepo.cli_history
+        from .cli_history import index_history_cmd
+
+        index_history_cmd(
+            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
+        )
 
 
 def _interrupted(root: Path, model: str | None, searchable: bool) -> None:
@@ -351,7 +368,14 @@ def _print_index_summary(s: Any) -> None:
 @friendly
 def search(
     query: Annotated[str, typer.Argument(help="A question or an identifier.")],
-    repo: RepoOpt = None,
+    repo: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--repo",
+            help="Repository root (repeatable: results fused by rank; "
+            "default: git top-level of the current dir).",
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("-k", "--k", help="Number of results.")] = 8,
     mode: Annotated[str, typer.Option(help="dense | fts | hybrid")] = "hybrid",
     include_tests: Annotated[
@@ -381,12 +405,34 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     model: Annotated[str | None, typer.Option(help="Embedding model of the index.")] = None,
     refresh: RefreshOpt = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Search commit messages instead of code.")
+    ] = False,
 ) -> None:
     """Retrieve the code most relevant to QUERY (no LLM): hybrid dense + full-text with RRF."""
     from .freshness import check_store
     from .retriever import Retriever, SearchOptions
 
-    root = default_repo(repo)
+    if history:  # askrepo.cli_history
+        from .cli_history import search_history_cmd
+
+        root = default_repo(repo[0] if repo else None)
+        search_history_cmd(query, root, k=k, mode=mode, model=model, json_out=json_out)
+        return
+    opts = SearchOptions(
+        k=k,
+        mode=mode,
+        include_tests=include_tests,
+        include_docs=include_docs,
+        expand=expand,
+        expand_depth=expand_depth,
+        max_per_file=max_per_file,
+    )
+    if repo and len(repo) > 1:  # several repositories: askrepo.multirepo fuses their rankings
+        from .cli_multi import search_repos
+
+        return search_repos(repo, query, opts, model=model, json_out=json_out, explain=explain)
+    root = default_repo(repo[0] if repo else None)
     retriever = Retriever.open(root, model=model)
     # Importing LanceDB takes over a second; load the embedding model and check the work tree
     # for changes meanwhile (native loading and file I/O overlap the import in two threads).
@@ -399,15 +445,6 @@ def search(
     fresh = check_store(retriever.store)
     warm.join()
     fresh = freshen(retriever, fresh, refresh)
-    opts = SearchOptions(
-        k=k,
-        mode=mode,
-        include_tests=include_tests,
-        include_docs=include_docs,
-        expand=expand,
-        expand_depth=expand_depth,
-        max_per_file=max_per_file,
-    )
     result = retriever.search(query, opts)
     result.stale, result.freshness = fresh.stale, fresh.to_dict()
     stale_note(fresh, root)
@@ -521,15 +558,26 @@ def grep(
 def _register_optional() -> None:
     from .cli_ask import ask
     from .cli_eval import eval_cmd
+    from .cli_plan import plan
+    from .cli_serve import serve
+    from .cli_token import token_app
+    from .cli_verify import verify
 
     app.command("ask")(friendly(ask))
     app.command("eval")(friendly(eval_cmd))
+    app.command("serve")(friendly(serve))
+    app.add_typer(token_app, name="token")
     from .cli_status import status_cmd
 
     app.command("status")(friendly(status_cmd))
     from .cli_watch import watch_cmd
 
     app.command("watch")(friendly(watch_cmd))
+    app.command("plan")(friendly(plan))
+    app.command("verify")(friendly(verify))
+    from .cli_history import why
+
+    app.command("why")(friendly(why))
 
 
 _register_optional()

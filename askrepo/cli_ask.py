@@ -17,15 +17,20 @@ import typer
 def ask(
     question: Annotated[str, typer.Argument(help="A question about the indexed code base.")],
     repo: Annotated[
-        Path | None,
-        typer.Option("--repo", help="Repository root (default: git top-level of the current dir)."),
+        list[Path] | None,
+        typer.Option(
+            "--repo",
+            help="Repository root (repeatable: search all, fused by rank; "
+            "default: git top-level of the current dir).",
+        ),
     ] = None,
     backend: Annotated[
         str,
         typer.Option(
-            help="auto (Ollama if it serves the model, else the evidence card alone) | ollama | "
-            "embedded (the card + one or two sentences by the tiny built-in model) | none (the "
-            "card alone). Env: ASKREPO_BACKEND."
+            help="auto (Ollama if it serves the model, else an OpenAI-compatible server at "
+            "ASKREPO_OPENAI_BASE_URL, else the evidence card alone) | ollama | openai | embedded "
+            "(the card + one or two sentences by the tiny built-in model) | none (the card "
+            "alone). Env: ASKREPO_BACKEND."
         ),
     ] = "auto",
     model: Annotated[
@@ -77,9 +82,16 @@ def ask(
     from .llm import choose_backend
     from .retriever import Retriever
 
-    root = default_repo(repo)
-    retriever = Retriever.open(root)
-    fresh = freshen(retriever, check_store(retriever.store), refresh)
+    multi = repo is not None and len(repo) > 1
+    root = default_repo(repo[0] if repo else None)
+    fresh = None
+    if multi:  # several repositories: askrepo.multirepo (see cli_multi)
+        from .cli_multi import ask_retriever
+
+        retriever = ask_retriever(repo)
+    else:
+        retriever = Retriever.open(root)
+        fresh = freshen(retriever, check_store(retriever.store), refresh)
     llm = choose_backend(backend, model, fallback="none")
     note = getattr(llm, "note", None)
 
@@ -91,6 +103,11 @@ def ask(
         )
     if json_out:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+        if multi:
+            from .cli_multi import with_repos
+
+            print(json.dumps(with_repos(answer, retriever), ensure_ascii=False))
+            return
         stale_note(fresh, root)
         print(json.dumps({**answer.to_dict(), **fresh.to_dict()}, ensure_ascii=False))
         return
@@ -99,6 +116,11 @@ def ask(
             answer = ask_question(question, retriever, llm, k=k, hyde=hyde, stream=live.add)
     else:
         answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+    if multi:
+        from .cli_multi import absolute_paths
+
+        _render(out, absolute_paths(answer, retriever), Path("/"), llm, verbose=verbose)
+        return
     _render(out, answer, retriever.store.repo, llm, verbose=verbose)
     stale_note(fresh, root)
 

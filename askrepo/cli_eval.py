@@ -47,6 +47,21 @@ def eval_cmd(
         bool, typer.Option("--with-llm", help="Also evaluate hybrid+scope+hyde (needs an LLM).")
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    from_git: Annotated[
+        bool,
+        typer.Option(
+            "--from-git",
+            help="Build the questions from the repo's own commits (message -> changed files; "
+            "see docs/history.md); with --queries, re-score a saved set.",
+        ),
+    ] = False,
+    n: Annotated[int, typer.Option("--n", help="With --from-git: at most N questions.")] = 200,
+    since: Annotated[
+        str | None, typer.Option(help="With --from-git: only commits since DATE (git syntax).")
+    ] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="With --from-git: where to save the set.")
+    ] = None,
 ) -> None:
     """Measure retrieval quality (hit@k, recall@k, MRR) of each search configuration."""
     from rich.console import Console
@@ -55,6 +70,20 @@ def eval_cmd(
     from askrepo.evaluate import load_queries, run_eval
 
     root = default_repo(repo)
+    if from_git:  # askrepo.cli_history / askrepo.gitevals
+        from askrepo.cli_history import eval_from_git_cmd
+
+        names = [c.strip() for c in configs.split(",") if c.strip()]
+        eval_from_git_cmd(
+            root,
+            n=n,
+            since=since,
+            configs=None if configs == DEFAULT_CONFIG_LIST else names,
+            set_in=queries,
+            set_out=out_file,
+            json_out=json_out,
+        )
+        return
     qfile = (queries or root / "eval" / "queries.json").resolve()
     qs = load_queries(qfile)
     names = [c.strip() for c in configs.split(",") if c.strip()]

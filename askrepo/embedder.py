@@ -18,6 +18,7 @@ import numpy as np
 
 from askrepo import config, modelfetch
 from askrepo.errors import ModelUnavailableError, UsageError
+from askrepo.static_embed import DISTILL_VERSION
 
 
 class Embedder(Protocol):
@@ -36,7 +37,8 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One selectable embedding model. Exactly one of ``dist`` / ``hub_model`` is set."""
+    """One selectable embedding model. Exactly one of ``dist`` / ``hub_model`` /
+    ``distill_from`` is set."""
 
     model_id: str  # goes into the index key; names of the same model share it
     dim: int
@@ -47,6 +49,7 @@ class ModelSpec:
     quantize: bool = False  # dynamic int8 quantisation of the converted model
     hub_model: str | None = None  # fastembed model name, downloaded from Hugging Face
     download_mb: int = 0
+    distill_from: str | None = None  # MODELS name of the teacher of a static table (static_embed)
 
 
 _MINILM = {
@@ -81,6 +84,16 @@ MODELS: dict[str, ModelSpec] = {
         description="jinaai/jina-embeddings-v2-base-code via fastembed; needs Hugging Face once",
         hub_model="jinaai/jina-embeddings-v2-base-code",
         download_mb=640,
+    ),
+    # model2vec-style static token vectors distilled from minilm-fp32. Measured and not
+    # recommended (hybrid search with it was no better than full-text alone; docs/models.md):
+    # kept selectable so the measurement can be reproduced.
+    "minilm-static": ModelSpec(
+        model_id=f"all-MiniLM-L6-v2-static256-v{DISTILL_VERSION}",
+        dim=256,
+        max_tokens=512,
+        description="static token vectors distilled from all-MiniLM-L6-v2 (not recommended)",
+        distill_from="minilm-fp32",
     ),
 }
 
@@ -161,6 +174,10 @@ def load_embedder(
     """
     spec = model_spec(name)
     _offline_env()
+    if spec.distill_from is not None:
+        from askrepo.static_embed import load_static
+
+        return load_static(spec, progress=progress)
     if spec.hub_model is not None:
         return FastembedEmbedder(spec, _load_hub_model(spec))
     model_dir = converted_model_dir(spec, progress=progress)
@@ -226,7 +243,7 @@ def load_query_embedder(name: str | None = None) -> Embedder:
     """An embedder for queries: the light ONNX path for converted models, else fastembed."""
     spec = model_spec(name)
     _offline_env()
-    if spec.hub_model is not None:
+    if spec.hub_model is not None or spec.distill_from is not None:
         return load_embedder(name)
     model_dir = converted_model_dir(spec)
     try:

@@ -1,7 +1,8 @@
 """The local LLM seam: one Protocol, backend choice, and think-block removal.
 
-Backends: ``askrepo.llm_ollama.OllamaLLM`` (a local Ollama server, default ``qwen3:14b``) and
-``askrepo.llm_embedded.EmbeddedLLM`` (SmolLM2-135M-Instruct through llama-cpp-python, shipped
+Backends: ``askrepo.llm_ollama.OllamaLLM`` (a local Ollama server, default ``qwen3:14b``),
+``askrepo.llm_openai.OpenAILLM`` (any OpenAI-compatible server: LM Studio, llama-server, vLLM…)
+and ``askrepo.llm_embedded.EmbeddedLLM`` (SmolLM2-135M-Instruct through llama-cpp-python, shipped
 in a PyPI wheel: always available offline, but a 135M model gives weak answers).
 """
 
@@ -14,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from askrepo.errors import BackendError, UsageError
 
-BACKENDS = ("auto", "ollama", "embedded", "none")
+BACKENDS = ("auto", "ollama", "openai", "embedded", "none")
 
 PROSE_HINT = (
     "for prose on top, run `ollama serve` (model qwen3:14b) or use `--backend openai` with "
@@ -29,7 +30,7 @@ THINK_CLOSE = "</think>"
 class LLM(Protocol):
     """A chat model that turns one prompt (plus optional system message) into text."""
 
-    name: str  # backend: "ollama" | "embedded"
+    name: str  # backend: "ollama" | "openai" | "embedded"
     model: str  # human-readable model name
     context_tokens: int  # prompt + answer must fit in this many tokens
 
@@ -162,11 +163,13 @@ def choose_backend(
 ) -> LLM:
     """Return a ready LLM.
 
-    ``backend``: "ollama", "embedded", "none" (no model: :class:`NoModel`) or "auto" (Ollama
-    when the server answers and has the model, else ``fallback``: "embedded" or "none";
-    ``ASKREPO_BACKEND`` replaces "auto"). ``model``: the Ollama model name (default
-    ``ASKREPO_LLM``, else qwen3:14b); the embedded backend uses it only when it is a path to a
-    ``.gguf`` file. When "auto" falls back, the returned LLM's ``note`` says why.
+    ``backend``: "ollama", "openai", "embedded", "none" (no model: :class:`NoModel`) or "auto"
+    (Ollama when the server answers and has the model, else the OpenAI-compatible server at
+    ``ASKREPO_OPENAI_BASE_URL`` when that is set and serves the model, else ``fallback``:
+    "embedded" or "none"; ``ASKREPO_BACKEND`` replaces "auto"). ``model``: the model name
+    (default ``ASKREPO_LLM``; Ollama's default is qwen3:14b, an OpenAI server's its only model);
+    the embedded backend uses it only when it is a path to a ``.gguf`` file. When "auto" falls
+    back, the returned LLM's ``note`` says why.
     """
     backend = (backend or "auto").strip().lower()
     if backend == "auto":
@@ -194,6 +197,19 @@ def choose_backend(
             return ollama_llm
     else:
         note = None
+
+    if backend == "openai" or (backend == "auto" and os.environ.get("ASKREPO_OPENAI_BASE_URL")):
+        from askrepo.llm_openai import OpenAILLM
+
+        openai_llm = OpenAILLM(model=model)
+        try:
+            openai_llm.check()
+        except BackendError as exc:
+            if backend == "openai":
+                raise
+            note = f"{note}; {exc}" if note else str(exc)
+        else:
+            return openai_llm
     if backend == "auto" and fallback == "none":
         return NoModel(note)
 

@@ -46,6 +46,9 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
 - get_file_context / read_file: numbered source lines (<= 400 lines per call).
 - list_files, index_status: what is indexed, and whether the index is stale.
+- verify_citation: does a path:start-end[@commit] citation still hold (valid/moved/changed/gone)?
+- plan_change: files/functions a change touches, with evidence, callers that may break, tests.
+- search_history, why_lines: commits (why/when/who), and the commit behind given lines.
 """
 
 
@@ -180,15 +183,35 @@ class Service:
 
         _limit_str("query", query, MAX_QUERY_CHARS)
         k = _clamp("k", k, 1, MAX_K)
-        h = self.pick(repo)
         opts = SearchOptions(
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
+        if (repo is None or not repo.strip()) and len(self.repos) > 1:
+            return self._search_all(query, opts)
+        h = self.pick(repo)
         res = h.search(query, opts)
         out = self._base(h, h.store(), res.freshness)
+        hits = self._hit_items(res.hits)
+        out.update(
+            query=query,
+            mode=res.mode,
+            filters=res.filters,
+            stale=bool(res.stale),
+            dense_partial=bool(getattr(res, "dense_partial", False)),
+            hits=hits,
+        )
+        if h.refresh_note:
+            out["refresh_note"] = h.refresh_note
+        if not hits:
+            out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
+        return out
+
+    @staticmethod
+    def _hit_items(found: list[Any], repos: list[str] | None = None) -> list[dict[str, Any]]:
+        """Search hits as tool output, their text within MAX_BYTES in total."""
         budget = MAX_BYTES
         hits = []
-        for hit in res.hits:
+        for i, hit in enumerate(found):
             text = hit.text
             cut = len(text) > budget
             text = text[: max(budget, 0)]
@@ -204,22 +227,28 @@ class Service:
                 "score": round(float(hit.score), 5),
                 "text": text,
             }
+            if repos is not None:
+                item["repo"] = repos[i]
             if hit.expanded_from:
                 item["expanded_from"] = hit.expanded_from
             if cut:
                 item["text_truncated"] = True
             hits.append(item)
-        out.update(
-            query=query,
-            mode=res.mode,
-            filters=res.filters,
-            stale=bool(res.stale),
-            dense_partial=bool(getattr(res, "dense_partial", False)),
-            hits=hits,
-        )
-        if h.refresh_note:
-            out["refresh_note"] = h.refresh_note
-        if not hits:
+        return hits
+
+    def _search_all(self, query: str, opts: Any) -> dict[str, Any]:
+        """search_code over every served repo, fused into one ranking (askrepo.multirepo)."""
+        from .multirepo import search_many
+
+        res = search_many([(str(h.root), h.search) for h in self.repos], query, opts)
+        out: dict[str, Any] = {
+            "repos": [{"repo": str(h.root), "commit": h.store().meta().commit} for h in self.repos],
+            "query": query,
+            "mode": res.mode,
+            "filters": res.filters,
+            "hits": self._hit_items([rh.hit for rh in res.hits], [rh.repo for rh in res.hits]),
+        }
+        if not out["hits"]:
             out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
         return out
 
@@ -424,6 +453,79 @@ class Service:
         )
         return out
 
+    def verify_citation(
+        self, citation: str, hash: str | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .verify import verify_citation
+
+        _limit_str("citation", citation)
+        _limit_str("hash", hash, 100)
+        h = self.pick(repo)
+        store = h.store()
+        res = verify_citation(
+            h.root,
+            citation,
+            expected_hash=hash,
+            default_commit=store.meta().commit,
+            allowed=set(store.files()),
+        )
+        out = {"repo": str(h.root), "indexed_commit": store.meta().commit}
+        out.update(res.to_dict())
+        return out
+
+    def plan_change(
+        self, request: str, max_files: int = 6, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .plan import plan_change
+
+        _limit_str("request", request, MAX_QUERY_CHARS)
+        max_files = _clamp("max_files", max_files, 1, 20)
+        h = self.pick(repo)
+        retriever = h.retriever()
+        with h._lock:  # the embedding model is shared; one query at a time per repo
+            plan = plan_change(request, retriever, max_files=max_files)
+        return plan.to_dict()
+
+    # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
+    def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:
+        from .history import HistoryIndex
+
+        _limit_str("query", query, MAX_QUERY_CHARS)
+        k = _clamp("k", k, 1, MAX_K)
+        h = self.pick(repo)
+        r = h.retriever()
+        with h._lock:  # shares the repo's embedding model
+            idx = HistoryIndex.open(h.root, r.store.model_id, r.embedder)
+            res = idx.search(query, k)
+        out = self._base(h, r.store)
+        data = res.to_dict()
+        for hit in data["hits"]:
+            hit["body"] = _cut(hit["body"][:4000])[0]
+        out.update(data)
+        if not data["hits"]:
+            out["note"] = "No commit matches — try other words, or search_code for the code"
+        return out
+
+    def why_lines(
+        self, path: str, start_line: int, end_line: int | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        from .blame import why
+
+        _limit_str("path", path)
+        h = self.pick(repo)
+        store = h.store()
+        res = why(
+            h.root,
+            path,
+            start_line,
+            end_line,
+            allowed=set(store.files()),
+            model=store.model_id,
+        )
+        out = self._base(h, store)
+        out.update(res.to_dict())
+        return out
+
     def index_status(self, repo: str | None = None) -> dict[str, Any]:
         if repo is None and len(self.repos) > 1:
             return {"repos": [self._status(h) for h in self.repos]}
@@ -464,6 +566,10 @@ TOOL_NAMES = (
     "read_file",
     "list_files",
     "index_status",
+    "verify_citation",
+    "plan_change",
+    "search_history",
+    "why_lines",
 )
 
 
@@ -516,7 +622,9 @@ _DESCRIPTIONS = {
         "Search the indexed code by meaning and keywords (hybrid semantic + BM25, exact symbol "
         "names boosted). Returns ranked chunks with path, start_line..end_line, symbol and text. "
         "Tests and docs are excluded unless the query is about them or include_tests/"
-        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees." + _REPO
+        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees. With "
+        "several repos served and no `repo`, searches all of them: one fused ranking, each hit "
+        "with its `repo`." + _REPO
     ),
     "grep_code": (
         "Exact search with ripgrep: `pattern` is a ripgrep (Rust) regex matched per line, no "
@@ -542,10 +650,34 @@ _DESCRIPTIONS = {
         "The indexed files (path, language, class, size), sorted, paged with offset/limit; "
         "`pattern` is a glob on the repo-relative path ('*.py', 'src/*/models/*')." + _REPO
     ),
+    "search_history": (
+        "Search the git history (needs `askrepo index --history`): commits ranked by meaning "
+        "and keywords of their messages, each with sha, date, author, subject, body, files, "
+        "and the definitions it touched as path:start-end at HEAD when they still exist. "
+        "Use for why/when/who questions." + _REPO
+    ),
+    "why_lines": (
+        "Why are these lines like this: git blame (moves/copies followed, whitespace ignored, "
+        ".git-blame-ignore-revs skipped) of `path` start_line..end_line → the newest commit "
+        "behind them, its full message, and the other definitions it touched." + _REPO
+    ),
     "index_status": (
         "The index of a repo: commit, model, chunk and file counts, `embedded: N / M chunks` "
         "(semantic search covers the embedded part; full-text covers all), when it was built, "
         "and `stale` with the number of changed files since." + _REPO
+    ),
+    "verify_citation": (
+        "Whether a citation 'path:start-end[@commit]' still holds in the working tree: status "
+        "valid | moved (moved_to gives the new path:lines) | changed | gone. The cited lines are "
+        "read from @commit with git (default: the indexed commit); `hash` (from an answer's "
+        "citation) may replace the commit. Returns hashes and line numbers, no code." + _REPO
+    ),
+    "plan_change": (
+        "Plan a code change ('add a --color option to echo'): the files and functions it "
+        "touches, ranked, each with path, start_line..end_line and why (defines X / named in "
+        "the request / calls X), the callers that may break (may_break) and the tests that "
+        "exercise them (tests). Deterministic, from search plus the index's call edges; "
+        "max_files (default 6) caps the files." + _REPO
     ),
 }
 

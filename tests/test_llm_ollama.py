@@ -185,5 +185,5 @@ def test_backend_env_selects_embedded_without_contacting_ollama(monkeypatch):
 
 
 def test_unknown_backend_is_a_usage_error():
-    with pytest.raises(UsageError, match="auto, ollama, embedded"):
-        choose_backend("openai")
+    with pytest.raises(UsageError, match="auto, ollama, openai, embedded"):
+        choose_backend("gpt4all")

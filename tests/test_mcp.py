@@ -36,6 +36,10 @@ TOOLS = {
     "read_file",
     "list_files",
     "index_status",
+    "verify_citation",
+    "plan_change",
+    "search_history",
+    "why_lines",
 }
 
 
