@@ -364,6 +364,10 @@ def _same_span(a: Any, b: Any) -> bool:
     return (a.path, a.start_line, a.end_line) == (b.path, b.start_line, b.end_line)
 
 
+def _in(src: Any, hits: list[Hit]) -> bool:
+    return any(_same_span(src, h) for h in hits)
+
+
 def snippet_order(card: Any, hits: list[Hit]) -> list[Hit]:
     """The snippets a model is shown: the card's sources first, in card order (so ``[n]``
     means the same thing in the model's text and in the card), then the other hits."""
@@ -471,7 +475,7 @@ def ask(
     ``retrieved`` holds every hit.
     """
     from askrepo.claims import check_answer
-    from askrepo.evidence import evidence_card, gather_graph
+    from askrepo.evidence import evidence_card, gather_graph, renumber_card
     from askrepo.retriever import SearchOptions
 
     question = question.strip()
@@ -577,15 +581,26 @@ def ask(
             )
         shown: list[Hit] = [_as_hit(s, s.n) for s in card.sources]
     else:
+        order = snippet_order(card, hits)
+        if len(code) < len(hits):  # commits among the hits keep their places: renumber the card
+            order = [*hits, *[_as_hit(s, s.n) for s in card.sources if not _in(s, hits)]]
+            card = renumber_card(
+                card,
+                {
+                    s.n: next(i for i, h in enumerate(order, 1) if _same_span(h, s))
+                    for s in card.sources
+                },  # fmt: skip
+            )
+            card_citations = [citation_for(s.n, s, commit) for s in card.sources]
         with _timed(timings, "prompt"):
             system_tokens = llm.count_tokens(SYSTEM_PROMPT)
             budget = llm.context_tokens - max_tokens - system_tokens - TEMPLATE_OVERHEAD
             prompt, shown = build_prompt(
                 question,
-                snippet_order(card, hits),
+                order,
                 budget_tokens=budget,
                 count_tokens=llm.count_tokens,
-                top_k=max(k, len(card.sources)),
+                top_k=len(order),
             )
         with _timed(timings, "generate"):
             raw = llm.generate(prompt, system=SYSTEM_PROMPT, max_tokens=max_tokens, stream=stream)

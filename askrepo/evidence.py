@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from askrepo.datatypes import CODE, DOC, TEST
@@ -725,6 +725,19 @@ def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> li
                 f"{c.symbol} calls {b.symbol}",
             )
     return out
+
+
+def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
+    """The same card with source ``n`` renumbered ``numbers[n]`` (text re-rendered), for when
+    the snippets shown to a model must keep another order (commits among code hits)."""
+    sources = [replace(s, n=numbers.get(s.n, s.n)) for s in card.sources]
+    relations = []
+    for r in card.relations:
+        cites = [numbers.get(n, n) for n in r.citations]
+        body = re.sub(r"(\s*\[\d+\])+\.$", "", r.text)
+        relations.append(Relation(f"{body} {_cite(*cites)}.", cites))
+    text = render_card(sources, relations, card.missing)
+    return EvidenceCard(card.question, sources, relations, text, list(card.missing))
 
 
 def render_card(

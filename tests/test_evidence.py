@@ -231,3 +231,19 @@ def test_card_says_which_question_words_no_retrieved_code_mentions():
     card = evidence_card("Where are option defaults loaded from a YAML file?", hits)
     assert card.missing == ["option", "loaded", "YAML"]
     assert "No retrieved code mentions the words: option, loaded, yaml." in card.text.split("\n")[0]
+
+
+def test_renumber_card_rewrites_every_citation():
+    from askrepo.evidence import renumber_card
+
+    hits = [
+        hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+        hit(2, "src/click/core.py", 2200, GET_DEFAULT, "Parameter.get_default", "method",
+            calls=["lookup_default"]),
+    ]  # fmt: skip
+    card = evidence_card("How is the default for a parameter looked up?", hits)
+    nums = {s.n: s.n + 2 for s in card.sources}
+    new = renumber_card(card, nums)
+    assert [s.n for s in new.sources] == [s.n + 2 for s in card.sources]
+    assert "[1]" not in new.text and "[2]" not in new.text
+    assert new.relations[0].citations == [nums[n] for n in card.relations[0].citations]
