@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from askrepo import config
 from askrepo.datatypes import Answer, Citation, Hit
 from askrepo.errors import UsageError
-from askrepo.lines import split_lines
+from askrepo.lines import span_hash, split_lines
 from askrepo.llm import strip_think
 
 if TYPE_CHECKING:
@@ -343,6 +343,116 @@ def hypothetical_snippet(llm: LLM, question: str, *, max_tokens: int = 120) -> s
     return _strip_fences(llm.generate(HYDE_PROMPT.format(question=question), max_tokens=max_tokens))
 
 
+def _as_hit(src: Any, n: int) -> Hit:
+    """A card source as a snippet the model is shown (its number is its card number)."""
+    return Hit(
+        rank=n,
+        path=src.path,
+        start_line=src.start_line,
+        end_line=src.end_line,
+        symbol=src.symbol,
+        kind=src.kind,
+        language=None,
+        score=0.0,
+        sources={"dense": None, "fts": None},
+        expanded_from=None,
+        text=src.text,
+    )
+
+
+def _same_span(a: Any, b: Any) -> bool:
+    return (a.path, a.start_line, a.end_line) == (b.path, b.start_line, b.end_line)
+
+
+def _in(src: Any, hits: list[Hit]) -> bool:
+    return any(_same_span(src, h) for h in hits)
+
+
+def snippet_order(card: Any, hits: list[Hit]) -> list[Hit]:
+    """The snippets a model is shown: the card's sources first, in card order (so ``[n]``
+    means the same thing in the model's text and in the card), then the other hits."""
+    first = [_as_hit(s, s.n) for s in card.sources]
+    for f in first:  # keep the retrieved language / metadata when the source is a hit
+        for h in hits:
+            if _same_span(f, h):
+                f.language, f.score, f.sources, f.calls = h.language, h.score, h.sources, h.calls
+    rest = [h for h in hits if not any(_same_span(h, f) for f in first)]
+    return [*first, *rest]
+
+
+def citation_for(n: int, snippet: Any, commit: str | None) -> Citation:
+    """A citation of ``snippet`` (metadata only) with the hash of the lines it covers."""
+    lines = split_lines(snippet.text)[: snippet.end_line - snippet.start_line + 1]
+    lines = [ln for ln in lines if ln != TRUNCATED_MARK]
+    return Citation(
+        n=n,
+        path=snippet.path,
+        start_line=snippet.start_line,
+        end_line=snippet.end_line,
+        symbol=snippet.symbol,
+        commit=commit,
+        hash=span_hash(lines),
+    )
+
+
+def header_similarity(question: str, hits: list[Hit], graph: Any, retriever: Any) -> Any:
+    """Cosine of the question and each candidate's header (askrepo.evidence.header_text) with
+    the retriever's embedding model; None when the retriever has no model (fakes)."""
+    from askrepo.evidence import CANDIDATES, header_text
+
+    if not hasattr(type(retriever), "embedder") and not hasattr(retriever, "_embedder"):
+        return None
+    try:
+        emb = retriever.embedder
+        qv = emb.embed_query(question)
+        return [float(qv @ emb.embed_query(header_text(h, graph))) for h in hits[:CANDIDATES]]
+    except Exception:  # a ranking hint only: never block the answer
+        return None
+
+
+SUMMARY_SYSTEM = (
+    "You answer a question about a code base in one or two short plain sentences, using only "
+    "the numbered facts given. End each sentence with the number of the fact it uses, like [1]."
+)
+
+
+def summary_prompt(question: str, card: Any) -> str:
+    """The small model's task: one or two sentences over the evidence card's facts."""
+    facts: list[str] = []
+    for s in card.sources:
+        who = f"`{s.symbol}`" if s.symbol else f"code in {s.path}"
+        fact = f"[{s.n}] {who} is a {s.kind} in {s.path}."
+        if s.doc:
+            fact += f" It is documented as: {s.doc}"
+        facts.append(fact)
+    for r in card.relations:
+        facts.append(re.sub(r"\s*(\[\d+\])+\.?$", "", r.text) + ".")
+    body = "\n".join(facts)
+    return f"Facts:\n{body}\n\nQuestion: {question}\n\nAnswer in one or two sentences."
+
+
+def summary_grammar(n_sources: int) -> str:
+    """GBNF: one or two sentences of 4-41 words, each ending with ``[n].`` for a card source n.
+
+    A word may hold inner dots (``os.path``) but never end with one, so a sentence ends only
+    at its citation and each sentence is exactly one cited claim.
+    """
+    nums = " | ".join(f'"{i}"' for i in range(1, max(1, min(n_sources, 9)) + 1))
+    return (
+        'root ::= sentence (" " sentence)?\n'
+        'sentence ::= word (" " word){3,40} " [" num "]."\n'
+        'word ::= part ("." part){0,3}\n'
+        "part ::= [A-Za-z0-9_`(),:'/-]{1,30}\n"
+        f"num ::= {nums}\n"
+    )
+
+
+NO_SUPPORTED_CLAIM = (
+    "_None of the claims below is backed by the code it cites (each names something its cited "
+    "lines do not show, or cites nothing); rely on the evidence under it._"
+)
+
+
 def ask(
     question: str,
     retriever: Any,
@@ -357,9 +467,15 @@ def ask(
 
     Stages (each timed in ``timings_ms``): refusal check (identifiers named in the question
     that are absent from the index → answered without the model, ``refused=True``), optional
-    HyDE, retrieval, prompt, generation (pieces go to ``stream``), citation resolution.
-    ``citations`` holds only the snippets the answer cites; ``retrieved`` holds every hit.
+    HyDE, retrieval, the evidence card (askrepo.evidence), then — unless the backend is
+    ``none`` — the model's answer laid on top of the card (pieces go to ``stream``), citation
+    resolution and the claim check (askrepo.claims). The embedded model only writes one or two
+    grammar-constrained sentences over the card; server models get the numbered snippets, the
+    card's sources first. ``citations`` holds only what the answer and the card cite;
+    ``retrieved`` holds every hit.
     """
+    from askrepo.claims import check_answer
+    from askrepo.evidence import evidence_card, gather_graph, renumber_card
     from askrepo.retriever import SearchOptions
 
     question = question.strip()
@@ -371,8 +487,22 @@ def ask(
     store = retriever.store
     meta = _meta(store)
     commit = getattr(meta, "commit", None)
+    card: Any = None
+    uses_model = llm.name != "none"
 
-    def done(text: str, citations: list[Citation], invalid: list[int], refused: bool) -> Answer:
+    def path_exists(path: str) -> bool:
+        try:
+            return path in store.files()
+        except Exception:
+            return False
+
+    def done(
+        text: str,
+        citations: list[Citation],
+        invalid: list[int],
+        refused: bool,
+        claims: list[Any] | None = None,
+    ) -> Answer:
         timings["total"] = round((time.perf_counter() - start) * 1000, 1)
         return Answer(
             question=question,
@@ -384,13 +514,17 @@ def ask(
             model=llm.model,
             timings_ms=timings,
             refused=refused,
+            evidence=card.text if card is not None else "",
+            evidence_sources=[s.to_dict() for s in card.sources] if card is not None else [],
+            claims=[c.to_dict() for c in claims or []],
+            note=getattr(llm, "note", None),
         )
 
     with _timed(timings, "refusal_check"):
         missing = missing_identifiers(question, store)
 
     extra: list[str] = []
-    if hyde and not missing:
+    if hyde and not missing and uses_model:
         with _timed(timings, "hyde"):
             snippet = hypothetical_snippet(llm, question)
         if snippet:
@@ -405,15 +539,7 @@ def ask(
 
     if missing:
         return done(refusal_text(missing, meta), [], [], True)
-
-    with _timed(timings, "prompt"):
-        budget = (
-            llm.context_tokens - max_tokens - llm.count_tokens(SYSTEM_PROMPT) - TEMPLATE_OVERHEAD
-        )
-        prompt, shown = build_prompt(
-            question, hits, budget_tokens=budget, count_tokens=llm.count_tokens, top_k=k
-        )
-    if not shown:
+    if not hits:
         return done(
             "The search found no code for this question, so there is nothing to answer from — "
             "try other words, or check the index with `askrepo search`.",
@@ -422,17 +548,77 @@ def ask(
             True,
         )
 
-    with _timed(timings, "generate"):
-        raw = llm.generate(prompt, system=SYSTEM_PROMPT, max_tokens=max_tokens, stream=stream)
-    with _timed(timings, "cite"):
-        text, citations, invalid = resolve_citations(strip_think(raw), shown, commit)
-        from askrepo.history import commit_citations  # history hook: `[n] abc1234 subject`
+    with _timed(timings, "evidence"):
+        code = [h for h in hits if h.kind != "commit"]  # commits go to the model, not the card
+        graph = gather_graph(store, code)
+        card = evidence_card(
+            question, code, graph, similarity=header_similarity(question, code, graph, retriever)
+        )
+    by_n = {s.n: s for s in card.sources}
+    card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 
-        citations = commit_citations(citations, shown)
+    if not uses_model:
+        if not card.sources:  # only commits were found (a history question): nothing to show
+            return done(
+                "The search found no code for this question — try other words, or use a model "
+                "backend to read the commits it found.",
+                [],
+                [],
+                True,
+            )
+        with _timed(timings, "claims"):
+            claims = check_answer(card.text, by_n, path_exists)
+        return done(card.text, card_citations, [], False, claims)
+
+    if getattr(llm, "name", "") == "embedded":  # a 135M model: one or two sentences, no code
+        with _timed(timings, "generate"):
+            raw = llm.generate(
+                summary_prompt(question, card),
+                system=SUMMARY_SYSTEM,
+                max_tokens=120,
+                stream=stream,
+                grammar=summary_grammar(len(card.sources)),  # type: ignore[call-arg]
+            )
+        shown: list[Hit] = [_as_hit(s, s.n) for s in card.sources]
+    else:
+        order = snippet_order(card, hits)
+        if len(code) < len(hits):  # commits among the hits keep their places: renumber the card
+            order = [*hits, *[_as_hit(s, s.n) for s in card.sources if not _in(s, hits)]]
+            card = renumber_card(
+                card,
+                {
+                    s.n: next(i for i, h in enumerate(order, 1) if _same_span(h, s))
+                    for s in card.sources
+                },  # fmt: skip
+            )
+            card_citations = [citation_for(s.n, s, commit) for s in card.sources]
+        with _timed(timings, "prompt"):
+            system_tokens = llm.count_tokens(SYSTEM_PROMPT)
+            budget = llm.context_tokens - max_tokens - system_tokens - TEMPLATE_OVERHEAD
+            prompt, shown = build_prompt(
+                question,
+                order,
+                budget_tokens=budget,
+                count_tokens=llm.count_tokens,
+                top_k=len(order),
+            )
+        with _timed(timings, "generate"):
+            raw = llm.generate(prompt, system=SYSTEM_PROMPT, max_tokens=max_tokens, stream=stream)
+    with _timed(timings, "cite"):
+        text, cited, invalid = resolve_citations(strip_think(raw), shown, commit)
     text = text.strip() or "(The model returned an empty answer.)"
-    if not citations:
+    with _timed(timings, "claims"):
+        claims = check_answer(text, {i: h for i, h in enumerate(shown, 1)}, path_exists)
+    citations = [citation_for(c.n, shown[c.n - 1], commit) for c in cited]
+    citations += [c for c in card_citations if c.n not in {x.n for x in citations}]
+    from askrepo.history import commit_citations  # history hook: `[n] abc1234 subject`
+
+    citations = commit_citations(citations, shown)
+    if not cited:
         text = f"{text}\n\n{NO_CITATION_NOTE}"
-    return done(text, citations, invalid, False)
+    elif not any(c.supported for c in claims):
+        text = f"{NO_SUPPORTED_CLAIM}\n\n{text}"
+    return done(text, citations, invalid, False, claims)
 
 
 def contextual_summary(llm: LLM, chunk_text: str, path: str, symbol: str | None) -> str:

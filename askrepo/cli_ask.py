@@ -27,8 +27,10 @@ def ask(
     backend: Annotated[
         str,
         typer.Option(
-            help="auto (Ollama if it serves the model, else embedded) | ollama | embedded. "
-            "Env: ASKREPO_BACKEND."
+            help="auto (Ollama if it serves the model, else an OpenAI-compatible server at "
+            "ASKREPO_OPENAI_BASE_URL, else the evidence card alone) | ollama | openai | embedded "
+            "(the card + one or two sentences by the tiny built-in model) | none (the card "
+            "alone). Env: ASKREPO_BACKEND."
         ),
     ] = "auto",
     model: Annotated[
@@ -69,8 +71,10 @@ def ask(
 ) -> None:
     """Answer QUESTION from the indexed code, citing exact path:start-end ranges.
 
-    Identifiers the question names that exist nowhere in the index are reported as absent
-    without asking the model.
+    The answer starts from the evidence (the best definitions, their key lines and how they
+    call each other); a model's prose, when a model is used, is laid on top and its claims are
+    checked against the cited lines. Identifiers the question names that exist nowhere in the
+    index are reported as absent without asking the model.
     """
     from .answer import ask as ask_question
     from .cli import default_repo, err, freshen, out, stale_note
@@ -88,10 +92,10 @@ def ask(
     else:
         retriever = Retriever.open(root)
         fresh = freshen(retriever, check_store(retriever.store), refresh)
-    llm = choose_backend(backend, model)
+    llm = choose_backend(backend, model, fallback="none")
     note = getattr(llm, "note", None)
 
-    if note:  # stderr, so --json output stays one object
+    if note and llm.name != "none":  # stderr, so --json output stays one object
         err.print(
             f"[yellow]note:[/] {note}; answering with the embedded model.",
             highlight=False,
@@ -107,7 +111,7 @@ def ask(
         stale_note(fresh, root)
         print(json.dumps({**answer.to_dict(), **fresh.to_dict()}, ensure_ascii=False))
         return
-    if out.is_terminal:
+    if out.is_terminal and llm.name != "none":
         with _LiveAnswer(out, llm) as live:
             answer = ask_question(question, retriever, llm, k=k, hyde=hyde, stream=live.add)
     else:
@@ -166,17 +170,29 @@ def _link(root: Path, path: str, label: str) -> Any:
 
 def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -> None:
     from rich.markdown import Markdown
+    from rich.rule import Rule
     from rich.table import Table
     from rich.text import Text
 
-    console.print(Markdown(answer.answer))
+    from .claims import Claim, mark_unsupported
+    from .llm import PROSE_HINT
+
+    if answer.evidence and answer.answer != answer.evidence:  # a model's prose, then the card
+        claims = [Claim(c["text"], c["citations"], c["names"], c["unsupported"])
+                  for c in answer.claims]  # fmt: skip
+        console.print(Markdown(mark_unsupported(answer.answer, claims)))
+        console.print()
+        console.print(Rule("Evidence from the index", align="left", style="dim"))
+        console.print(Markdown(answer.evidence))
+    else:
+        console.print(Markdown(answer.answer))
     console.print()
     if answer.citations:
         t = Table(box=None, header_style="bold", title="Sources", title_justify="left")
         t.add_column("#", justify="right")
         t.add_column("location")
         t.add_column("symbol")
-        for c in answer.citations:
+        for c in sorted(answer.citations, key=lambda c: c.n):
             t.add_row(f"[{c.n}]", _link(root, c.path, c.location), c.symbol or "")
         console.print(t, highlight=False)
     if answer.invalid_citations:
@@ -196,7 +212,11 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
 
     secs = answer.timings_ms.get("total", 0.0) / 1000
     if answer.refused:
-        who = "Answered from the index alone (the model was not asked)"
+        who = "Answered from the index alone (no model was asked)"
+    elif answer.backend == "none":
+        who = f"Answered from the index alone, no model · {secs:.1f} s — {PROSE_HINT}"
+        console.print(Text(who, style="dim"))
+        return
     else:
         who = f"Answered by {answer.backend} · {answer.model}"
         quality = getattr(llm, "quality_note", None)

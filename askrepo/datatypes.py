@@ -105,6 +105,7 @@ class Citation(_JSON):
     end_line: int
     symbol: str | None
     commit: str | None = None
+    hash: str | None = None  # askrepo.lines.span_hash of the cited lines as indexed
 
     @property
     def location(self) -> str:
@@ -122,6 +123,14 @@ class Answer(_JSON):
     model: str
     timings_ms: dict[str, float]
     refused: bool = False  # answered "not in this code base" without asking the model
+    # The evidence card (askrepo.evidence) the answer is laid on: markdown, the same as
+    # ``answer`` for the no-model backend; "" when refused.
+    evidence: str = ""
+    evidence_sources: list[dict[str, Any]] = field(default_factory=list)
+    # Each claim of ``answer`` with its citations and the names its cited code does not show
+    # (askrepo.claims.Claim.to_dict()).
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None  # one line: how to get a better answer (e.g. no model server)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

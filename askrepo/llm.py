@@ -15,7 +15,12 @@ from typing import Protocol, runtime_checkable
 
 from askrepo.errors import BackendError, UsageError
 
-BACKENDS = ("auto", "ollama", "openai", "embedded")
+BACKENDS = ("auto", "ollama", "openai", "embedded", "none")
+
+PROSE_HINT = (
+    "for prose on top, run `ollama serve` (model qwen3:14b) or use `--backend openai` with "
+    "ASKREPO_OPENAI_BASE_URL (LM Studio, llama-server, vLLM)"
+)
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -136,15 +141,35 @@ def filtered_stream(
     return feed, finish
 
 
-def choose_backend(backend: str = "auto", model: str | None = None) -> LLM:
+class NoModel:
+    """The ``none`` backend: no model at all; ``ask`` answers with the evidence card alone."""
+
+    name = "none"
+    model = "evidence from the index (no model)"
+    context_tokens = 0
+
+    def __init__(self, note: str | None = None) -> None:
+        self.note = note  # why "auto" chose no model, if it fell back
+
+    def generate(self, prompt: str, **_: object) -> str:
+        raise BackendError(f"No language model is in use — {PROSE_HINT}.")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 3
+
+
+def choose_backend(
+    backend: str = "auto", model: str | None = None, *, fallback: str = "embedded"
+) -> LLM:
     """Return a ready LLM.
 
-    ``backend``: "ollama", "openai", "embedded" or "auto" (Ollama when the server answers and
-    has the model, else the OpenAI-compatible server at ``ASKREPO_OPENAI_BASE_URL`` when that is
-    set and serves the model, else the embedded model; ``ASKREPO_BACKEND`` replaces "auto").
-    ``model``: the model name (default ``ASKREPO_LLM``; Ollama's default is qwen3:14b, an OpenAI
-    server's its only model); the embedded backend uses it only when it is a path to a ``.gguf``
-    file. When "auto" falls back to the embedded LLM, its ``note`` says why.
+    ``backend``: "ollama", "openai", "embedded", "none" (no model: :class:`NoModel`) or "auto"
+    (Ollama when the server answers and has the model, else the OpenAI-compatible server at
+    ``ASKREPO_OPENAI_BASE_URL`` when that is set and serves the model, else ``fallback``:
+    "embedded" or "none"; ``ASKREPO_BACKEND`` replaces "auto"). ``model``: the model name
+    (default ``ASKREPO_LLM``; Ollama's default is qwen3:14b, an OpenAI server's its only model);
+    the embedded backend uses it only when it is a path to a ``.gguf`` file. When "auto" falls
+    back, the returned LLM's ``note`` says why.
     """
     backend = (backend or "auto").strip().lower()
     if backend == "auto":
@@ -155,6 +180,8 @@ def choose_backend(backend: str = "auto", model: str | None = None) -> LLM:
             "(--backend or ASKREPO_BACKEND)."
         )
     model = model or os.environ.get("ASKREPO_LLM") or None
+    if backend == "none":
+        return NoModel()
 
     if backend in ("auto", "ollama"):
         from askrepo.llm_ollama import OllamaLLM
@@ -183,6 +210,8 @@ def choose_backend(backend: str = "auto", model: str | None = None) -> LLM:
             note = f"{note}; {exc}" if note else str(exc)
         else:
             return openai_llm
+    if backend == "auto" and fallback == "none":
+        return NoModel(note)
 
     from askrepo.llm_embedded import EmbeddedLLM
 

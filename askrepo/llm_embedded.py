@@ -107,7 +107,9 @@ class EmbeddedLLM:
         max_tokens: int = 300,
         stream: Callable[[str], None] | None = None,
         stop: list[str] | None = None,
+        grammar: str | None = None,
     ) -> str:
+        """``grammar``: a llama.cpp GBNF grammar the output must follow (None: free text)."""
         llama = self._load()
         messages: list[dict[str, str]] = []
         if system:
@@ -116,6 +118,9 @@ class EmbeddedLLM:
         feed, finish = filtered_stream(stream)
         parts: list[str] = []
         # The chat template comes from the GGUF metadata (SmolLM2's ChatML template).
+        extra: dict[str, Any] = {}
+        if grammar:
+            extra["grammar"] = _import_llama_cpp().LlamaGrammar.from_string(grammar, verbose=False)
         try:
             chunks = llama.create_chat_completion(
                 messages=messages,
@@ -124,6 +129,7 @@ class EmbeddedLLM:
                 repeat_penalty=1.1,
                 stop=list(stop) if stop else None,
                 stream=True,
+                **extra,
             )
             for chunk in chunks:
                 piece = chunk["choices"][0]["delta"].get("content") or ""

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from askrepo.answer import (
     MIN_SNIPPET_TOKENS,
     NO_CITATION_NOTE,
+    NO_SUPPORTED_CLAIM,
     TRUNCATED_MARK,
     ask,
     build_prompt,
@@ -23,9 +24,12 @@ from askrepo.answer import (
     missing_identifiers,
     refusal_text,
     resolve_citations,
+    summary_grammar,
+    summary_prompt,
 )
 from askrepo.datatypes import Citation, Hit
 from askrepo.errors import UsageError
+from askrepo.lines import span_hash
 
 
 def words(text: str) -> int:
@@ -291,33 +295,77 @@ class FakeRetriever:
         return SimpleNamespace(hits=list(self.hits[: opts.k]), stale=False)
 
 
-def test_ask_keeps_only_cited_sources_and_all_retrieved():
-    llm = FakeLLM("Context.lookup_default reads default_map [2].")
-    retriever = FakeRetriever(SHOWN)
+ECHO_TEXT = "def echo(message):\n    print(strip_ansi(message))\n    return None"
+LOOKUP_TEXT = (
+    "def lookup_default(self, name):\n"
+    '    """Read the default from default_map."""\n'
+    "    return self.default_map.get(name)"
+)
+REAL = [
+    hit(1, "src/pkg/utils.py", 10, 12, "echo", ECHO_TEXT),
+    hit(2, "src/pkg/core.py", 100, 102, "Context.lookup_default", LOOKUP_TEXT),
+]
+
+
+def test_ask_lays_the_model_answer_on_the_evidence_card():
+    llm = FakeLLM("Context.lookup_default reads default_map [1].")
+    retriever = FakeRetriever(REAL)
     pieces: list[str] = []
     ans = ask("Where is default_map read?", retriever, llm, stream=pieces.append)
-    assert ans.answer == "Context.lookup_default reads default_map [2]."
-    assert [c.location for c in ans.citations] == ["src/pkg/core.py:100-140"]
+    # the card puts the definition that reads default_map first, so it is [1] for the model too
+    assert ans.evidence.startswith(
+        "The best match is `Context.lookup_default`, a function in src/pkg/core.py:100-102 [1]."
+    )
+    assert ans.answer == "Context.lookup_default reads default_map [1]."
+    assert ans.citations[0].location == "src/pkg/core.py:100-102"
     assert ans.citations[0].commit == "0123456789abcdef"
-    assert ans.retrieved == SHOWN
+    assert ans.citations[0].hash == span_hash(LOOKUP_TEXT)
+    assert ans.claims == [
+        {
+            "text": "Context.lookup_default reads default_map [1].",
+            "citations": [1],
+            "names": ["Context.lookup_default", "default_map"],
+            "unsupported": [],
+        }
+    ]
+    assert ans.retrieved == REAL
     assert ans.invalid_citations == [] and not ans.refused
     assert (ans.backend, ans.model) == ("fake", "fake-model")
     assert "".join(pieces).strip() == ans.answer
-    assert {"refusal_check", "retrieve", "prompt", "generate", "total"} <= set(ans.timings_ms)
-    prompt = llm.calls[0]["prompt"]
-    assert (
-        "[2] src/pkg/core.py:100-140" in prompt and "Question: Where is default_map read?" in prompt
+    assert {"refusal_check", "retrieve", "evidence", "prompt", "generate", "total"} <= set(
+        ans.timings_ms
     )
+    prompt = llm.calls[0]["prompt"]
+    assert "[1] src/pkg/core.py:100-102" in prompt and "[2] src/pkg/utils.py:10-12" in prompt
+    assert "Question: Where is default_map read?" in prompt
     assert llm.calls[0]["system"]
+
+
+def test_ask_says_on_top_when_no_claim_is_supported():
+    llm = FakeLLM("`echo` writes to `sys.stderr` [2].")
+    ans = ask("Where is default_map read?", FakeRetriever(REAL), llm)
+    assert ans.answer.startswith(NO_SUPPORTED_CLAIM)
+    assert ans.claims[0]["unsupported"] == ["sys.stderr"]
+
+
+def test_ask_without_a_model_answers_with_the_card():
+    from askrepo.llm import NoModel
+
+    ans = ask("Where is default_map read?", FakeRetriever(REAL), NoModel())
+    assert ans.backend == "none" and ans.answer == ans.evidence
+    assert ans.citations[0].location == "src/pkg/core.py:100-102"
+    assert ans.claims and all(c["unsupported"] == [] for c in ans.claims)
+    assert "generate" not in ans.timings_ms
 
 
 def test_ask_removes_invalid_citations_and_says_when_nothing_is_cited():
     llm = FakeLLM("<think>let me look</think>It is in the parser [7].")
     ans = ask("How is the command line parsed?", FakeRetriever(SHOWN), llm)
     assert ans.invalid_citations == [7]
-    assert ans.citations == []
     assert ans.answer == f"It is in the parser.\n\n{NO_CITATION_NOTE}"
     assert "<think>" not in ans.answer
+    # only the card's own citations remain
+    assert [c.n for c in ans.citations] == [s["n"] for s in ans.evidence_sources]
 
 
 def test_ask_refuses_absent_identifier_without_calling_the_model():
@@ -366,3 +414,29 @@ def test_contextual_summary_is_one_line_and_fits_the_context():
     prompt = llm.calls[0]["prompt"]
     assert words(prompt) <= 200 - 60 - 32  # context - answer tokens - template overhead
     assert TRUNCATED_MARK in prompt and "Symbol: echo" in prompt
+
+
+# ------------------------------------------------------------------------------------------
+# The embedded model's task: one or two sentences over the card
+
+
+def test_summary_prompt_lists_the_card_facts_and_the_question():
+    from askrepo.evidence import evidence_card
+
+    card = evidence_card("Where is default_map read?", REAL)
+    prompt = summary_prompt("Where is default_map read?", card)
+    assert prompt.startswith(
+        "Facts:\n[1] `Context.lookup_default` is a function in src/pkg/core.py. "
+        "It is documented as: Read the default from default_map."
+    )
+    assert prompt.endswith(
+        "Question: Where is default_map read?\n\nAnswer in one or two sentences."
+    )
+
+
+def test_summary_grammar_allows_only_cited_sentences():
+    g = summary_grammar(2)
+    assert 'num ::= "1" | "2"' in g
+    assert 'sentence ::= word (" " word){3,40} " [" num "]."' in g
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    llama_cpp.LlamaGrammar.from_string(g, verbose=False)  # valid GBNF for llama.cpp

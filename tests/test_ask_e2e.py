@@ -2,7 +2,8 @@
 repo, real embedded LLM (SmolLM2-135M via llama-cpp-python), through the real CLI.
 
 A 135M model's answers are weak, so only what it reliably produces is asserted: a non-empty
-answer, and every citation shown resolves to real lines of real files that were retrieved.
+answer of at most two cited sentences (its grammar), every citation resolving to real lines of
+real files with the hash of exactly those lines, and the evidence card under it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import pytest
 
 from askrepo.indexer import index_repo
+from askrepo.lines import span_hash, split_lines
 from tests.fixture_repo import make_fixture_repo
 
 pytestmark = [
@@ -29,7 +31,8 @@ pytestmark = [
 
 JSON_KEYS = {
     "question", "answer", "citations", "invalid_citations", "retrieved", "backend", "model",
-    "timings_ms", "refused", "indexed_commit", "head_commit", "stale", "changed_files",
+    "timings_ms", "refused", "evidence", "evidence_sources", "claims", "note",
+    "indexed_commit", "head_commit", "stale", "changed_files",
 }  # fmt: skip
 
 
@@ -78,19 +81,23 @@ def test_ask_json_answer_cites_only_real_retrieved_lines(indexed):
     assert data["backend"] == "embedded"
     assert data["model"] == "SmolLM2-135M-Instruct (Q4_1, embedded)"
     assert not data["refused"]
-    assert {"retrieve", "prompt", "generate", "total"} <= set(data["timings_ms"])
+    assert {"retrieve", "evidence", "generate", "claims", "total"} <= set(data["timings_ms"])
     assert 0 < len(data["retrieved"]) <= 4
-    retrieved = {(h["path"], h["start_line"]): h for h in data["retrieved"]}
     head = _head(root)
+    shown = data["answer"] + "\n" + data["evidence"]
     for c in data["citations"]:
-        assert f"[{c['n']}]" in data["answer"]
-        lines = (root / c["path"]).read_text().split("\n")
+        assert f"[{c['n']}]" in shown
+        lines = split_lines((root / c["path"]).read_text())
         assert 1 <= c["start_line"] <= c["end_line"] <= len(lines)
-        hit = retrieved[(c["path"], c["start_line"])]  # a snippet that was really retrieved
-        assert c["end_line"] <= hit["end_line"]
+        assert c["hash"] == span_hash(lines[c["start_line"] - 1 : c["end_line"]])
         assert c["commit"] == head
     for n in data["invalid_citations"]:
         assert f"[{n}]" not in data["answer"]
+    # the tiny model writes at most two sentences, each ending with a citation (grammar)
+    assert len(data["claims"]) <= 2
+    for claim in data["claims"]:
+        assert claim["citations"], claim
+        assert set(claim) == {"text", "citations", "names", "unsupported"}
 
 
 def test_ask_refuses_absent_identifier_without_the_model(indexed):
@@ -113,7 +120,8 @@ def test_ask_human_output_labels_the_weak_model(indexed):
     text = " ".join(p.stdout.split())  # rich wraps at 80 columns when not on a terminal
     assert "Answered by embedded · SmolLM2-135M-Instruct (Q4_1, embedded)" in text
     assert "135M embedded model, expect weak answers" in text
-    assert "Sources" in text or "Retrieved, not cited" in text
+    assert "Evidence from the index" in text and "The best match is hash_password" in text
+    assert "Sources" in text
     assert "Traceback" not in p.stderr
 
 

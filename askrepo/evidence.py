@@ -1,0 +1,813 @@
+"""The evidence-first answer: what retrieval found, laid out so a user can act on it, no model.
+
+``evidence_card(question, hits, graph)`` picks the best definition(s) for the question among the
+retrieved hits and writes, for each, one line (symbol, ``path:start-end``, kind, signature, the
+first sentence of its docstring or leading comment), the lines inside it that carry the
+question's terms (with their line numbers), and how the top hits relate (A calls B, B is a
+method of C, C is called by D) from the call edges the index already has. Every line ends with
+``[n]`` citations whose locations come from the chunks' metadata, never from generated text.
+
+Everything here is pure and deterministic except :func:`gather_graph`, which reads the few
+call-graph facts the card needs from the store (``by_symbol``, ``callers``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from askrepo.datatypes import CODE, DOC, TEST
+from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
+from askrepo.lines import span_hash, split_lines
+from askrepo.retriever import detect_scope
+
+DEFINITION_KINDS = ("function", "method", "class")
+MAX_DEFINITIONS = 3  # definitions described in full
+MAX_KEY_LINES = 3  # relevant lines quoted per definition
+MAX_LINE_CHARS = 110
+MAX_DOC_CHARS = 200
+MAX_SIGNATURE_CHARS = 100
+MAX_CALLERS = 2
+CANDIDATES = 8  # top hits considered for the best definition
+# score_candidates: weights of "the question names it", term coverage by the symbol name, by
+# the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
+# and of the cosine similarity of the question and the definition's header
+W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
+WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than definitions
+CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
+SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them / not
+KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
+KEY_LINE_MIN = 0.15  # ... and at least this share of the whole question's weight
+CLOSE_ENOUGH = 0.8  # a runner-up is described in full when its score is ≥ this share of the best
+
+# Words that say what kind of answer is wanted, not what it is about.
+QUESTION_WORDS = frozenset(
+    """
+    implement implemented implementation implements defined define definition defines located
+    locate location happen happens code codebase base function functions method methods class
+    classes module modules file files behavior behaviour logic responsible repository repo
+    work works handle handles handled take takes make makes line lines exactly place
+    """.split()
+)
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
+_DECORATOR = re.compile(r"^\s*(?:@|#\[)")
+_DOCSTRING_OPEN = re.compile(r'^\s*[rRuUbB]{0,2}("""|\'\'\'|"|\')')
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s|$)")
+
+
+# ------------------------------------------------------------------------------------------
+# Terms
+
+
+def stem(word: str) -> str:
+    """A crude, stable stem: lower case, one common English suffix removed (the stem keeps at
+    least 3 letters), then a final ``e`` and a doubled final consonant dropped, so that
+    "merged", "merge" and "merges" meet, and so do "overlapping" and "overlaps".
+
+    >>> [stem(w) for w in ("interrupted", "Indexes", "runs", "running", "merge", "merged")]
+    ['interrupt', 'index', 'run', 'run', 'merg', 'merg']
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w
+
+
+def terms_of(text: str) -> list[str]:
+    """Stemmed content terms of ``text``: identifier parts, plus the joined form of compounds.
+
+    ``lookup_default`` gives ``lookup``, ``default`` and ``lookupdefault``; stop words and
+    terms shorter than 3 characters are dropped.
+    """
+    out: list[str] = []
+    for tok in _WORD.findall(text):
+        parts = split_identifier(tok) or [tok.lower()]
+        for p in parts:
+            if len(p) >= 3 and p not in STOP_WORDS:
+                out.append(stem(p))
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out
+
+
+def question_terms(question: str) -> list[str]:
+    """The question's terms in order, without duplicates and without question words."""
+    out: dict[str, None] = {}
+    for t in terms_of(question):
+        if t not in QUESTION_WORDS and stem(t) not in {stem(q) for q in QUESTION_WORDS}:
+            out[t] = None
+    return list(out)
+
+
+def term_weights(terms: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
+    """IDF of each term over ``texts`` (the candidates): ``ln(1 + N / df)``, 0 when absent.
+
+    A term every candidate contains still counts (ln 2); one only a single candidate has counts
+    most. Terms no candidate contains get 0: they cannot tell candidates apart.
+    """
+    sets = [set(terms_of(t)) for t in texts]
+    n = len(sets)
+    weights: dict[str, float] = {}
+    for t in terms:
+        df = sum(1 for s in sets if t in s)
+        weights[t] = math.log(1 + n / df) if df else 0.0
+    return weights
+
+
+def coverage(found: Iterable[str], weights: dict[str, float]) -> float:
+    """Weighted share of the question's (weighted) terms that are in ``found``."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    have = set(found)
+    return sum(w for t, w in weights.items() if t in have) / total
+
+
+# ------------------------------------------------------------------------------------------
+# Reading a definition
+
+
+def _last(symbol: str | None) -> str:
+    return (symbol or "").split(".")[-1]
+
+
+def _def_line(lines: Sequence[str], symbol: str | None) -> int:
+    """Index of the line that defines ``symbol`` (first code line naming it), else of the first
+    line that is neither blank, a comment nor a decorator; 0 if none."""
+    name = _last(symbol)
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
+    fallback = None
+    for i, line in enumerate(lines):
+        if not line.strip() or _COMMENT.match(line) or _DECORATOR.match(line):
+            continue
+        if fallback is None:
+            fallback = i
+        if pattern is None or pattern.search(line):
+            return i
+    return fallback or 0
+
+
+def signature_of(text: str, symbol: str | None) -> str | None:
+    """The definition's header from its text: the defining line, continued while brackets are
+    open (at most 40 lines), whitespace collapsed, without the trailing ``:`` / ``{``.
+
+    >>> signature_of("@cache\\ndef f(a,\\n      b=1) -> int:\\n    return a", "f")
+    'def f(a, b=1) -> int'
+    """
+    lines = split_lines(text)
+    if not lines:
+        return None
+    i = _def_line(lines, symbol)
+    parts: list[str] = []
+    depth = 0
+    for line in lines[i : i + 40]:
+        parts.append(line.strip())
+        body_open = line.rstrip().endswith("{")  # a brace that opens the body, not a bracket
+        for ch in line.rstrip()[:-1] if body_open else line:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+        if depth <= 0 and not line.rstrip().endswith(("(", ",", "\\")):
+            break
+    sig = " ".join(" ".join(parts).split())
+    sig = re.sub(r"([(\[]) ", r"\1", sig)
+    sig = re.sub(r",? ([)\]])", r"\1", sig)
+    sig = re.sub(r"\s*[:{]\s*$", "", sig).rstrip()
+    if len(sig) > MAX_SIGNATURE_CHARS:
+        sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
+    return sig or None
+
+
+def first_sentence(text: str, limit: int = MAX_DOC_CHARS) -> str:
+    """The first sentence of ``text`` (whitespace collapsed), at most ``limit`` characters.
+
+    >>> first_sentence("Open a file.  Lazy when asked, e.g. for writing.")
+    'Open a file.'
+    >>> first_sentence("Return the value (e.g. a default) for name.")
+    'Return the value (e.g. a default) for name.'
+    """
+    flat = " ".join(text.split())
+    m = _SENTENCE_END.search(flat)
+    out = flat[: m.end()] if m else flat
+    if len(out) > limit:
+        cut = out[:limit].rsplit(" ", 1)[0]
+        out = cut.rstrip(",;:") + "…"
+    return out
+
+
+def leading_doc(text: str, symbol: str | None) -> str | None:
+    """The definition's own description: its docstring (Python) or the comment block right
+    above or at the start of it (``#``, ``//``, ``///``, ``/** */``, ``--``), paragraph one.
+
+    >>> leading_doc("// Sum two numbers.\\nfunc Add(a, b int) int {", "Add")
+    'Sum two numbers.'
+    """
+    lines = split_lines(text)
+    if not lines:
+        return None
+    i = _def_line(lines, symbol)
+    if symbol is None and _DOCSTRING_OPEN.match(lines[i]):  # a module docstring
+        doc = _docstring(lines, i)
+        return first_sentence(doc) if doc else None
+    # a comment block just above the definition (decorators may sit between)
+    above: list[str] = []
+    j = i - 1
+    while j >= 0 and _DECORATOR.match(lines[j]):
+        j -= 1
+    while j >= 0 and _COMMENT.match(lines[j]):
+        above.insert(0, lines[j])
+        j -= 1
+    # a docstring: the first statement after the header
+    body = i + 1
+    depth = 0
+    for k in range(i, min(i + 40, len(lines))):
+        depth += sum(lines[k].count(c) for c in "([{") - sum(lines[k].count(c) for c in ")]}")
+        if depth <= 0:
+            body = k + 1
+            break
+    while body < len(lines) and not lines[body].strip():
+        body += 1
+    doc = _docstring(lines, body) if body < len(lines) else None
+    if doc is None and above:
+        doc = _comment_text(above)
+    if doc is None and body < len(lines) and _COMMENT.match(lines[body]):
+        block = []
+        while body < len(lines) and _COMMENT.match(lines[body]):
+            block.append(lines[body])
+            body += 1
+        doc = _comment_text(block)
+    if not doc:
+        return None
+    sentence = first_sentence(doc)
+    return sentence if len(sentence) >= 3 else None
+
+
+def _docstring(lines: Sequence[str], i: int) -> str | None:
+    m = _DOCSTRING_OPEN.match(lines[i])
+    if not m:
+        return None
+    quote = m.group(1)
+    rest = lines[i][m.end() :]
+    collected: list[str] = []
+    k = i
+    while True:
+        end = rest.find(quote)
+        if end >= 0:
+            collected.append(rest[:end])
+            break
+        collected.append(rest)
+        k += 1
+        if k >= len(lines) or len(quote) == 1:
+            break
+        rest = lines[k]
+    return _first_paragraph(collected)
+
+
+def _comment_text(block: Sequence[str]) -> str | None:
+    cleaned: list[str] = []
+    for line in block:
+        s = line.strip()
+        s = re.sub(r"^(?:/\*\*?|\*/|\*|///?|#+|--|;+)\s?", "", s)
+        s = re.sub(r"\*/\s*$", "", s).strip()
+        if s.startswith("@") or s.startswith("!"):  # JSDoc tags, shebang-like lines
+            continue
+        cleaned.append(s)
+    return _first_paragraph(cleaned)
+
+
+def _first_paragraph(lines: Sequence[str]) -> str | None:
+    para: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if para:
+                break
+            continue
+        para.append(line.strip())
+    text = " ".join(para).strip()
+    return text or None
+
+
+def key_lines(
+    text: str,
+    start_line: int,
+    weights: dict[str, float],
+    *,
+    skip: Iterable[int] = (),
+    limit: int,
+    known: Iterable[str] = (),
+) -> list[tuple[int, str]]:
+    """The ``limit`` lines of a chunk that carry the most question-term weight, in line order.
+
+    Returns ``(line number, stripped line)``; lines in ``skip`` (line numbers), blank lines and
+    lines longer than MAX_LINE_CHARS are left out. A line must carry at least KEY_LINE_SHARE of
+    the best line's weight and KEY_LINE_MIN of the question's, and two of the question's
+    terms or one that is not in ``known`` (the symbol's own name parts: ``for h in hits`` says
+    nothing new about ``merge_hits``); comments lose ties to code.
+    """
+    skipped = set(skip)
+    named = set(known)
+    scored: list[tuple[float, int, str]] = []
+    for i, line in enumerate(split_lines(text)):
+        n = start_line + i
+        s = line.strip()
+        if n in skipped or not s or len(s) > MAX_LINE_CHARS:
+            continue
+        found = {t for t in terms_of(s) if weights.get(t, 0) > 0}
+        if not found or (len(found) < 2 and found <= named):
+            continue
+        score = sum(weights[t] for t in found)
+        if _COMMENT.match(line):
+            score *= 0.9
+        scored.append((score, n, s))
+    top = max((x[0] for x in scored), default=0.0)
+    floor = max(KEY_LINE_SHARE * top, KEY_LINE_MIN * sum(weights.values()))
+    scored = [x for x in scored if x[0] >= floor]
+    best = sorted(scored, key=lambda x: (-x[0], x[1]))[:limit]
+    return [(n, s) for _, n, s in sorted(best, key=lambda x: x[1])]
+
+
+# ------------------------------------------------------------------------------------------
+# The card
+
+
+@dataclass
+class Graph:
+    """Call-graph facts from the index that the card may state.
+
+    ``definitions``: name (last part of a symbol) → how many definitions have it (a call edge
+    by name is stated only when the name is defined once, so it cannot be another ``commit``).
+    ``classes``: class name → its class chunk (to cite "B is a method of C").
+    ``callers``: symbol → chunks that call it.
+    ``signatures``: ``(path, start_line)`` → signature stored in the index.
+    """
+
+    definitions: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, Any] = field(default_factory=dict)
+    callers: dict[str, list[Any]] = field(default_factory=dict)
+    signatures: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+@dataclass
+class Source:
+    """One numbered piece of evidence: a chunk (or hit) described by the card."""
+
+    n: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    signature: str | None = None
+    doc: str | None = None
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    score: float = 0.0
+    text: str = ""
+    role: str = "definition"  # definition | related
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    @property
+    def hash(self) -> str:
+        return span_hash(split_lines(self.text)[: self.end_line - self.start_line + 1])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "kind": self.kind,
+            "signature": self.signature,
+            "doc": self.doc,
+            "lines": [{"line": n, "text": s} for n, s in self.lines],
+            "role": self.role,
+        }
+
+
+@dataclass
+class Relation:
+    text: str  # markdown, ends with its citations
+    citations: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "citations": list(self.citations)}
+
+
+@dataclass
+class EvidenceCard:
+    question: str
+    sources: list[Source]
+    relations: list[Relation]
+    text: str  # the card as markdown
+    missing: list[str] = field(default_factory=list)  # question words no candidate contains
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_dict() for s in self.sources],
+            "relations": [r.to_dict() for r in self.relations],
+            "missing": list(self.missing),
+        }
+
+
+def header_text(h: Any, graph: Graph | None = None) -> str:
+    """What a definition says about itself: its name in words, the first sentence of its doc
+    and its signature (for a window: its path and doc). Compared with the question by the
+    embedding model (``similarity`` in :func:`score_candidates`)."""
+    sym = h.symbol or ""
+    doc = leading_doc(h.text, h.symbol) or ""
+    if not sym:
+        return f"{h.path}. {doc}".strip()
+    words = " ".join(" ".join(split_identifier(p)) for p in sym.split("."))
+    sig = (graph.signatures.get((h.path, h.start_line)) if graph else None) or signature_of(
+        h.text, sym
+    )
+    return f"{words}. {doc} {sig or ''}".strip()
+
+
+def score_candidates(
+    question: str,
+    hits: Sequence[Any],
+    weights: dict[str, float],
+    graph: Graph | None = None,
+    similarity: Sequence[float] | None = None,
+) -> list[float]:
+    """How well each hit answers the question (higher is better), one score per hit.
+
+    ``3·named + 1.5·name + 1·head + 1·body + 1/rank + 1.5·sim``: ``named`` = the question
+    names the hit's symbol (or its last part); ``name`` / ``head`` / ``body`` = weighted
+    coverage of the question's terms by the symbol's parts, by its signature + leading doc, and
+    by its whole text; ``1/rank`` keeps retrieval's order as the prior; ``sim`` = cosine of the
+    question and the hit's :func:`header_text` (when given). Non-definitions (windows,
+    sections) get WINDOW_FACTOR of that; a class header whose method is also a candidate gets
+    CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
+    """
+    named = {n for q in query_identifiers(question) for n in (q, _last(q))}
+    graph = graph or Graph()
+    about_tests, about_docs = detect_scope(question)
+    scores: list[float] = []
+    for rank, h in enumerate(hits, 1):
+        sym = h.symbol or ""
+        exact = 1.0 if sym and (sym in named or _last(sym) in named) else 0.0
+        name_cov = coverage(terms_of(sym), weights)
+        sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, sym) or ""
+        head = f"{sig} {leading_doc(h.text, sym) or ''}"
+        head_cov = coverage(terms_of(head), weights)
+        body_cov = coverage(terms_of(h.text), weights)
+        s = W_NAMED * exact + W_NAME * name_cov + W_HEAD * head_cov + W_BODY * body_cov
+        s += W_PRIOR / rank
+        if similarity is not None and rank - 1 < len(similarity):
+            s += W_SIM * similarity[rank - 1]
+        if h.kind not in DEFINITION_KINDS:
+            s *= WINDOW_FACTOR
+        s *= _class_factor(getattr(h, "file_class", CODE), about_tests, about_docs)
+        scores.append(s)
+    # A class header holds no behaviour: when one of its methods is a candidate too, the method
+    # is the better answer (it inherits the bonus of a question naming the class).
+    for i, h in enumerate(hits):
+        if h.kind != "class" or not h.symbol:
+            continue
+        members = [j for j, m in enumerate(hits) if (m.symbol or "").startswith(h.symbol + ".")]
+        if not members:
+            continue
+        if h.symbol in named or _last(h.symbol) in named:
+            for j in members:
+                scores[j] += W_NAMED * 0.5
+        scores[i] *= CLASS_FACTOR
+    return [round(s, 6) for s in scores]
+
+
+def _class_factor(file_class: str, about_tests: bool, about_docs: bool) -> float:
+    """Tests and docs answer a question about tests / docs; otherwise code does."""
+    if file_class == TEST:
+        return SCOPE_BOOST if about_tests else SCOPE_PENALTY
+    if file_class == DOC:
+        return SCOPE_BOOST if about_docs else SCOPE_PENALTY
+    return 1.0
+
+
+def _md_code(s: str) -> str:
+    """``s`` as inline code, with a fence longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _cite(*ns: int) -> str:
+    return "".join(f"[{n}]" for n in dict.fromkeys(ns))
+
+
+KIND_LABELS = {"window": "module-level code", "section": "section", "text": "text"}
+
+
+def _name(s: Source) -> str:
+    return _md_code(s.symbol) if s.symbol else f"the {_kind(s)} of {s.path}"
+
+
+def _kind(s: Source) -> str:
+    return KIND_LABELS.get(s.kind, s.kind)
+
+
+def _describe(s: Source) -> list[str]:
+    head = f"{_name(s)} ({_kind(s)}, {s.location})"
+    if s.signature and s.kind in DEFINITION_KINDS:
+        sig = s.signature
+        if len(sig) > MAX_SIGNATURE_CHARS:
+            sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
+        head += f": {_md_code(sig)}"
+    head += f" {_cite(s.n)}"
+    out = [head]
+    if s.doc:
+        out.append(f"   - {_doc_line(s.doc)} {_cite(s.n)}")
+    for n, line in s.lines:
+        out.append(f"   - line {n}: {_md_code(line)} {_cite(s.n)}")
+    return out
+
+
+def _doc_line(doc: str) -> str:
+    return f"doc: {doc.strip()}"
+
+
+def evidence_card(
+    question: str,
+    hits: Sequence[Any],
+    graph: Graph | None = None,
+    *,
+    k: int = CANDIDATES,
+    similarity: Sequence[float] | None = None,
+) -> EvidenceCard:
+    """The deterministic answer for ``question`` from ``hits`` (rank order) and ``graph``.
+
+    Sources are numbered in the order the card cites them: the best definition is [1].
+    ``similarity``: the question's cosine with each hit's :func:`header_text` (optional).
+    """
+    graph = graph or Graph()
+    cands = list(hits[:k])
+    terms = question_terms(question)
+    weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
+    unseen = {t for t, w in weights.items() if w == 0}
+    weights = {t: w for t, w in weights.items() if w > 0}
+    if not cands:
+        return EvidenceCard(question, [], [], "")
+    scores = score_candidates(question, cands, weights, graph, similarity)
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
+    best = scores[order[0]]
+    chosen = [order[0]]
+    for i in order[1:]:
+        if len(chosen) >= MAX_DEFINITIONS:
+            break
+        if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
+            chosen.append(i)
+
+    sources: list[Source] = []
+    for i in chosen:
+        h = cands[i]
+        sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, h.symbol)
+        if sig and not _shows(h.text, sig):
+            sig = None  # a later part of a long definition: its header is not in these lines
+        lines = split_lines(h.text)
+        def_at = h.start_line + _def_line(lines, h.symbol)
+        doc = leading_doc(h.text, h.symbol)
+        skip = [def_at] + [
+            h.start_line + j for j, ln in enumerate(lines) if doc and _in_doc(ln, doc)
+        ]
+        sources.append(
+            Source(
+                n=len(sources) + 1,
+                path=h.path,
+                start_line=h.start_line,
+                end_line=h.end_line,
+                symbol=h.symbol,
+                kind=h.kind,
+                signature=sig,
+                doc=doc,
+                lines=key_lines(
+                    h.text,
+                    h.start_line,
+                    weights,
+                    skip=skip,
+                    limit=MAX_KEY_LINES,
+                    known=terms_of(h.symbol or ""),
+                ),
+                score=scores[i],
+                text=h.text,
+                calls=list(getattr(h, "calls", None) or []),
+            )
+        )
+    others = [cands[i] for i in order if i not in chosen]
+    relations = _relations(sources, others, graph)
+    missing = words_for(question, unseen)
+    return EvidenceCard(
+        question, sources, relations, render_card(sources, relations, missing), missing
+    )
+
+
+def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:
+    """The question's own words (4+ letters) whose stems are in ``stems``, in order.
+
+    >>> words_for("Where does Click load defaults from a YAML file?", {"yaml"})
+    ['YAML']
+    """
+    out: list[str] = []
+    for tok in re.findall(r"[A-Za-z][A-Za-z0-9]*", question):
+        if len(tok) >= 4 and stem(tok) in stems and tok not in out:
+            out.append(tok)
+    return out[:limit]
+
+
+def _in_doc(line: str, doc: str) -> bool:
+    """Whether a line only repeats (part of) the doc sentence shown above it."""
+    core = re.sub(r"^\s*(?:[rRuU]?(?:\"\"\"|\'\'\')|#+|//+|/\*+|\*+|--)\s*", "", line).strip()
+    return len(core) >= 8 and core.rstrip("\"'") in doc
+
+
+def _shows(text: str, fragment: str) -> bool:
+    """Whether ``fragment`` (a signature, maybe cut with "…") is in ``text``, ignoring
+    whitespace and a trailing comma before a closing bracket."""
+
+    def squash(x: str) -> str:
+        return re.sub(r",(?=[)\]}]|$)", "", re.sub(r"\s+", "", x))
+
+    return squash(fragment.rstrip("…")) in squash(text)
+
+
+def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:
+    for s in sources:
+        if (s.path, s.start_line, s.end_line) == (chunk.path, chunk.start_line, chunk.end_line):
+            return s
+    s = Source(
+        n=len(sources) + 1,
+        path=chunk.path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol=chunk.symbol,
+        kind=chunk.kind,
+        text=chunk.text,
+        role=role,
+        calls=list(getattr(chunk, "calls", None) or []),
+    )
+    sources.append(s)
+    return s
+
+
+def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> list[Relation]:
+    """A calls B (both among the top hits), B is a method of C, B is called by D."""
+    out: list[Relation] = []
+    seen: set[str] = set()
+
+    def add(text: str, cites: list[int], key: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            out.append(Relation(f"{text} {_cite(*cites)}.", list(dict.fromkeys(cites))))
+
+    defs = list(sources)
+    pool: list[Any] = [*defs, *[o for o in others if o.kind in DEFINITION_KINDS]]
+
+    def unique(name: str) -> bool:
+        return graph.definitions.get(name, 1) == 1
+
+    # A calls B, among the described definitions and the other top hits
+    for a in pool:
+        a_calls = list(getattr(a, "calls", None) or [])
+        for b in defs:
+            if a is b or not b.symbol or not a.symbol:
+                continue
+            name = _last(b.symbol)
+            if name in a_calls and (unique(name) or a.path == b.path):
+                sa = a if isinstance(a, Source) else _source_for(a, sources)
+                add(
+                    f"{_md_code(sa.symbol or '')} ({sa.location}) calls {_md_code(b.symbol)}",
+                    [sa.n, b.n],
+                    f"{sa.symbol} calls {b.symbol}",
+                )
+    # B is a method of C
+    for b in defs:
+        sym = b.symbol or ""
+        if b.kind != "method" or "." not in sym:
+            continue
+        owner = sym.rsplit(".", 1)[0]
+        cls = graph.classes.get(owner)
+        if cls is None:
+            continue
+        sc = _source_for(cls, sources)
+        add(
+            f"{_md_code(sym)} is a method of class {_md_code(owner)} ({sc.location})",
+            [b.n, sc.n],
+            f"{sym} of {owner}",
+        )
+    # who calls the best definition(s)
+    for b in defs[:2]:
+        if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
+            continue
+        for c in graph.callers.get(b.symbol, [])[:MAX_CALLERS]:
+            if (c.path, c.start_line) == (b.path, b.start_line) or not c.symbol:
+                continue
+            sc = _source_for(c, sources)
+            add(
+                f"{_md_code(c.symbol)} ({sc.location}) calls {_md_code(b.symbol)}",
+                [sc.n, b.n],
+                f"{c.symbol} calls {b.symbol}",
+            )
+    return out
+
+
+def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
+    """The same card with source ``n`` renumbered ``numbers[n]`` (text re-rendered), for when
+    the snippets shown to a model must keep another order (commits among code hits)."""
+    sources = [replace(s, n=numbers.get(s.n, s.n)) for s in card.sources]
+    relations = []
+    for r in card.relations:
+        cites = [numbers.get(n, n) for n in r.citations]
+        body = re.sub(r"(\s*\[\d+\])+\.$", "", r.text)
+        relations.append(Relation(f"{body} {_cite(*cites)}.", cites))
+    text = render_card(sources, relations, card.missing)
+    return EvidenceCard(card.question, sources, relations, text, list(card.missing))
+
+
+def render_card(
+    sources: Sequence[Source], relations: Sequence[Relation], missing: Sequence[str] = ()
+) -> str:
+    """The card as markdown: a lead sentence, the definitions, then how they connect.
+
+    ``missing``: question words none of the retrieved code contains, said after the lead.
+    """
+    defs = [s for s in sources if s.role == "definition"]
+    if not defs:
+        return ""
+    top = defs[0]
+    what = f"a {_kind(top)} in " if top.symbol else ""
+    lead = f"The best match is {_name(top)}, {what}{top.location} {_cite(top.n)}."
+    if len(defs) > 1:
+        rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
+        lead += f" Also relevant: {rest}."
+    if missing:
+        said = ", ".join(w.lower() for w in missing)  # plain words, not names to check
+        lead += f" No retrieved code mentions the words: {said}."
+    out = [lead, ""]
+    for i, s in enumerate(defs, 1):
+        body = _describe(s)
+        out.append(f"{i}. {body[0]}")
+        out.extend(body[1:])
+    if relations:
+        out += ["", "How they connect:"]
+        out += [f"- {r.text}" for r in relations]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the graph from the store
+
+
+def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
+    """The call-graph facts the card may use for ``hits``: definition counts of the names
+    involved, owning classes of methods, callers of the top definitions, stored signatures.
+
+    Works with any store that has ``by_symbol`` / ``callers`` (missing methods: no facts).
+    """
+    graph = Graph()
+    by_symbol = getattr(store, "by_symbol", None)
+    callers = getattr(store, "callers", None)
+    if by_symbol is None:
+        return graph
+    top = [h for h in hits[:k] if h.symbol]
+    names = {_last(h.symbol) for h in top}
+    owners = {h.symbol.rsplit(".", 1)[0] for h in top if h.kind == "method" and "." in h.symbol}
+    try:
+        rows = by_symbol(sorted(names | owners), None, 400)
+    except Exception:  # the card is best effort: a store error must not block an answer
+        return graph
+    for _, chunk, _ in rows:
+        if chunk.kind not in DEFINITION_KINDS:
+            continue
+        last = _last(chunk.symbol)
+        graph.definitions[last] = graph.definitions.get(last, 0) + 1
+        if chunk.signature:
+            graph.signatures[(chunk.path, chunk.start_line)] = chunk.signature
+        if chunk.kind == "class" and chunk.symbol in owners:
+            graph.classes.setdefault(chunk.symbol, chunk)
+    if callers is not None:
+        for h in top:
+            try:
+                found = callers(_last(h.symbol), [CODE], MAX_CALLERS + 2)
+            except Exception:
+                continue
+            graph.callers[h.symbol] = [
+                c for _, c, _ in found if (c.path, c.start_line) != (h.path, h.start_line)
+            ]
+    return graph

@@ -1,0 +1,249 @@
+"""askrepo.evidence: the deterministic, model-free answer. Worked examples on small hits, then
+the card on a real index of the fixture repository (tree-sitter, MiniLM, LanceDB)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from askrepo.datatypes import Chunk, Hit
+from askrepo.evidence import (
+    Graph,
+    evidence_card,
+    first_sentence,
+    key_lines,
+    leading_doc,
+    question_terms,
+    signature_of,
+    stem,
+    term_weights,
+    terms_of,
+)
+
+
+def hit(rank, path, start, text, symbol=None, kind="function", calls=()):
+    end = start + len(text.split("\n")) - 1
+    return Hit(
+        rank=rank,
+        path=path,
+        start_line=start,
+        end_line=end,
+        symbol=symbol,
+        kind=kind,
+        language="python",
+        score=1.0 / rank,
+        sources={"dense": rank, "fts": None},
+        expanded_from=None,
+        text=text,
+        calls=list(calls),
+    )
+
+
+LOOKUP = '''\
+def lookup_default(self, name: str, call: bool = True) -> t.Any | None:
+    """Get the default for a parameter from :attr:`default_map`.
+
+    :param call: If the default is a callable, call it.
+    """
+    if self.default_map is not None:
+        value = self.default_map.get(name)
+        if call and callable(value):
+            return value()
+        return value
+    return None'''
+
+GET_DEFAULT = '''\
+def get_default(self, ctx: Context, call: bool = True) -> t.Any | None:
+    """Get the default for the parameter."""
+    value = ctx.lookup_default(self.name, call=False)
+    if value is None:
+        value = self.default
+    return value'''
+
+CONTEXT = '''\
+class Context:
+    """The context is a special internal object that holds state."""'''
+
+
+# ------------------------------------------------------------------------------------------
+# terms
+
+
+def test_stem_meets_inflections():
+    assert stem("merged") == stem("merge") == stem("merges") == "merg"
+    assert stem("overlapping") == stem("overlaps") == "overlap"
+    assert stem("interrupted") == "interrupt"
+    assert stem("run") == stem("runs") == stem("running") == "run"
+
+
+def test_terms_split_identifiers_and_drop_stop_words():
+    # "get" is a stop word; "file" loses its final e
+    assert terms_of("the lookup_default of getFileContext") == [
+        "lookup",
+        "default",
+        "lookupdefault",
+        "fil",
+        "context",
+        "getfilecontext",
+    ]
+
+
+def test_question_terms_drop_question_words_and_duplicates():
+    q = "Where is `default_map` read, and where is the default implemented?"
+    assert question_terms(q) == ["default", "map", "defaultmap", "read"]
+
+
+def test_term_weights_are_idf_over_candidates():
+    w = term_weights(["default", "map", "zebra"], ["default map", "default value", "other"])
+    assert w["default"] == pytest.approx(math.log(1 + 3 / 2))
+    assert w["map"] == pytest.approx(math.log(1 + 3 / 1))
+    assert w["zebra"] == 0.0
+
+
+# ------------------------------------------------------------------------------------------
+# reading a definition
+
+
+def test_signature_of_joins_continuation_lines_and_drops_decorators():
+    text = "@cache\ndef f(a,\n      b=1) -> int:\n    return a"
+    assert signature_of(text, "f") == "def f(a, b=1) -> int"
+    assert signature_of("func Add(a, b int) int {\n\treturn a + b\n}", "Add") == (
+        "func Add(a, b int) int"
+    )
+
+
+def test_first_sentence_respects_abbreviations_and_limit():
+    assert first_sentence("Open a file.  Lazy when asked.") == "Open a file."
+    assert first_sentence("Return it (e.g. a default) for name. More") == (
+        "Return it (e.g. a default) for name."
+    )
+    long = "word " * 80
+    out = first_sentence(long, limit=30)
+    assert out.endswith("…") and len(out) <= 31
+
+
+def test_leading_doc_reads_docstrings_and_comments():
+    assert leading_doc(LOOKUP, "Context.lookup_default") == (
+        "Get the default for a parameter from :attr:`default_map`."
+    )
+    go = "// Add sums two numbers.\n// Second line.\nfunc Add(a, b int) int {\n\treturn a + b\n}"
+    assert leading_doc(go, "Add") == "Add sums two numbers."
+    js = "/**\n * Parse the query string.\n * @param {string} q\n */\nfunction parse(q) {}"
+    assert leading_doc(js, "parse") == "Parse the query string."
+    assert leading_doc('"""Module: storage."""\nimport os', None) == "Module: storage."
+    assert leading_doc("def f():\n    return 1", "f") is None
+
+
+def test_key_lines_are_the_lines_with_the_most_weight_in_line_order():
+    weights = {"default": 1.0, "map": 2.0, "defaultmap": 3.0, "call": 0.5}
+    lines = key_lines(LOOKUP, 727, weights, skip=[727], limit=2)
+    # line 732 and 733 both carry default_map (weight 6); 728 is the docstring (weight 6, but
+    # a docstring line is not a comment, so it ties); ties go to the earlier line.
+    assert lines == [
+        (728, '"""Get the default for a parameter from :attr:`default_map`.'),
+        (732, "if self.default_map is not None:"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------
+# the card
+
+
+def test_card_picks_the_named_definition_first_and_cites_it():
+    hits = [
+        hit(1, "src/click/core.py", 2200, GET_DEFAULT, "Parameter.get_default", "method"),
+        hit(2, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+    ]
+    card = evidence_card("Where does `Context.lookup_default` read `default_map`?", hits)
+    top = card.sources[0]
+    assert (top.n, top.symbol, top.location) == (
+        1,
+        "Context.lookup_default",
+        "src/click/core.py:727-737",
+    )
+    assert top.signature == "def lookup_default(self, name: str, call: bool = True) -> t.Any | None"
+    first = card.text.splitlines()[0]
+    assert first.startswith(
+        "The best match is `Context.lookup_default`, a method in src/click/core.py:727-737 [1]."
+    )
+    assert "   - line 732: `if self.default_map is not None:` [1]" in card.text
+
+
+def test_card_states_calls_and_method_of_relations_with_both_citations():
+    context_chunk = Chunk("src/click/core.py", 160, 161, CONTEXT, "python", "class", "Context")
+    hits = [
+        hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+        hit(
+            2,
+            "src/click/core.py",
+            2200,
+            GET_DEFAULT,
+            "Parameter.get_default",
+            "method",
+            calls=["lookup_default"],
+        ),
+    ]
+    graph = Graph(definitions={"lookup_default": 1}, classes={"Context": context_chunk})
+    card = evidence_card("How is the default for a parameter looked up?", hits, graph)
+    rel = [r.text for r in card.relations]
+    sources = {s.symbol: s.n for s in card.sources}
+    a, b = sources["Parameter.get_default"], sources["Context.lookup_default"]
+    assert (
+        f"`Parameter.get_default` (src/click/core.py:2200-2205) calls `Context.lookup_default` "
+        f"[{a}][{b}]." in rel
+    )
+    c = sources["Context"]
+    assert (
+        f"`Context.lookup_default` is a method of class `Context` (src/click/core.py:160-161) "
+        f"[{b}][{c}]." in rel
+    )
+    assert "How they connect:" in card.text
+
+
+def test_card_does_not_state_a_call_edge_for_an_ambiguous_name():
+    hits = [
+        hit(1, "a.py", 1, "def commit():\n    pass", "commit"),
+        hit(2, "b.py", 1, "def run():\n    db.commit()", "run", calls=["commit"]),
+    ]
+    card = evidence_card("commit run", hits, Graph(definitions={"commit": 3, "run": 1}))
+    assert not any("calls `commit`" in r.text for r in card.relations)
+
+
+def test_card_of_no_hits_is_empty():
+    card = evidence_card("anything", [])
+    assert card.sources == [] and card.text == ""
+
+
+def test_card_cites_every_line():
+    hits = [
+        hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+        hit(2, "src/click/core.py", 2200, GET_DEFAULT, "Parameter.get_default", "method"),
+    ]
+    card = evidence_card("Where is the default_map read?", hits)
+    for line in card.text.splitlines():
+        if line.strip() and line.strip() != "How they connect:":
+            assert "[1]" in line or "[2]" in line, line
+
+
+def test_card_says_which_question_words_no_retrieved_code_mentions():
+    hits = [hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method")]
+    card = evidence_card("Where are option defaults loaded from a YAML file?", hits)
+    assert card.missing == ["option", "loaded", "YAML"]
+    assert "No retrieved code mentions the words: option, loaded, yaml." in card.text.split("\n")[0]
+
+
+def test_renumber_card_rewrites_every_citation():
+    from askrepo.evidence import renumber_card
+
+    hits = [
+        hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+        hit(2, "src/click/core.py", 2200, GET_DEFAULT, "Parameter.get_default", "method",
+            calls=["lookup_default"]),
+    ]  # fmt: skip
+    card = evidence_card("How is the default for a parameter looked up?", hits)
+    nums = {s.n: s.n + 2 for s in card.sources}
+    new = renumber_card(card, nums)
+    assert [s.n for s in new.sources] == [s.n + 2 for s in card.sources]
+    assert "[1]" not in new.text and "[2]" not in new.text
+    assert new.relations[0].citations == [nums[n] for n in card.relations[0].citations]
