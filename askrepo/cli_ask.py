@@ -160,10 +160,14 @@ class _LiveAnswer:
         self.live.__exit__(*exc)
 
 
-def _link(root: Path, path: str, label: str) -> Any:
+def _link(root: Path, path: str, label: str, kind: str | None = None) -> Any:
+    """A clickable file location; a cited commit (``kind == "commit"``, path = its short sha)
+    is plain text: there is no file to open."""
     from rich.style import Style
     from rich.text import Text
 
+    if kind == "commit":
+        return Text(label, style=Style(color="magenta"))
     uri = (Path(root) / path).resolve().as_uri()
     return Text(label, style=Style(link=uri, color="cyan"))
 
@@ -193,7 +197,8 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         t.add_column("location")
         t.add_column("symbol")
         for c in sorted(answer.citations, key=lambda c: c.n):
-            t.add_row(f"[{c.n}]", _link(root, c.path, c.location), c.symbol or "")
+            kind = getattr(c, "kind", None)
+            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), c.symbol or "")
         console.print(t, highlight=False)
     if answer.invalid_citations:
         nums = ", ".join(f"[{n}]" for n in answer.invalid_citations)
@@ -207,7 +212,9 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         t.add_column("location")
         t.add_column("symbol")
         for h in uncited:
-            t.add_row(str(h.rank), _link(root, h.path, h.location), h.symbol or f"({h.kind})")
+            t.add_row(
+                str(h.rank), _link(root, h.path, h.location, h.kind), h.symbol or f"({h.kind})"
+            )
         console.print(t, highlight=False)
 
     secs = answer.timings_ms.get("total", 0.0) / 1000

@@ -30,7 +30,10 @@ def serve(
     ] = False,
     backend: Annotated[
         str,
-        typer.Option(help="`ask` backend: auto | ollama | openai | embedded (ASKREPO_BACKEND)."),
+        typer.Option(
+            help="`ask` backend: auto | ollama | openai | embedded | none (ASKREPO_BACKEND; "
+            "auto without a server answers from the evidence card)."
+        ),
     ] = "auto",
     llm: Annotated[
         str | None, typer.Option("--llm", help="Ollama model or .gguf path for `ask`.")

@@ -228,7 +228,9 @@ class ServeState:
                 else:
                     from ..llm import choose_backend
 
-                    self._llm = choose_backend(self.settings.backend, self.settings.llm_model)
+                    self._llm = choose_backend(
+                        self.settings.backend, self.settings.llm_model, fallback="none"
+                    )
             return self._llm
 
 
