@@ -217,18 +217,9 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:
-    tmp = path / f".{META_FILE}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(meta, fh, ensure_ascii=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path / META_FILE)
-    with contextlib.suppress(OSError):
-        dfd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    from .store import write_json_atomic
+
+    write_json_atomic(path, META_FILE, meta)
 
 
 def _sql_list(values: Sequence[str]) -> str:

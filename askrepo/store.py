@@ -198,23 +198,29 @@ def _meta_stamp(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> None:
-    data = meta.to_dict()
-    data["files"] = {
-        p: {k: v for k, v in asdict(f).items() if k != "path"} for p, f in sorted(files.items())
-    }
-    tmp = path / f".{META_FILE}.{os.getpid()}.tmp"
+def write_json_atomic(path: Path, name: str, data: Any) -> None:
+    """Write ``path/name`` as JSON crash-safely: a temporary file, fsync, ``os.replace``, then
+    fsync of the directory. Readers see the old file or the new one, never a torn one."""
+    tmp = path / f".{name}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
         json.dump(data, fh, ensure_ascii=False)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, path / META_FILE)
+    os.replace(tmp, path / name)
     with contextlib.suppress(OSError):
         dfd = os.open(path, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> None:
+    data = meta.to_dict()
+    data["files"] = {
+        p: {k: v for k, v in asdict(f).items() if k != "path"} for p, f in sorted(files.items())
+    }
+    write_json_atomic(path, META_FILE, data)
 
 
 def _check_compatible(meta: IndexMeta, where: Path) -> None:
