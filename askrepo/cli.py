@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 from click import ClickException
 from rich.console import Console
+from rich.markup import escape
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -474,7 +475,7 @@ def print_files(result: Any) -> None:
     from rich.table import Table
 
     if not result.files:
-        out.print(f"No results for {result.query!r}.")
+        out.print(f"No results for {escape(repr(result.query))}.")
         return
     t = Table(box=None, header_style="bold")
     for col, just in (("#", "right"), ("file", "left"), ("score", "right"), ("best", "left")):
@@ -491,7 +492,7 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
     from rich.table import Table
 
     if not result.hits:
-        out.print(f"No results for {result.query!r}.")
+        out.print(f"No results for {escape(repr(result.query))}.")
         return
     t = Table(box=None, header_style="bold")
     t.add_column("#", justify="right")
@@ -519,7 +520,8 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
     for h in result.hits:
         lines = h.text.split("\n")
         snippet = "\n".join(lines[:preview_lines])
-        out.print(f"\n[bold cyan]{h.rank}. {h.location}[/] [dim]{h.symbol or ''}[/]")
+        loc, sym = escape(h.location), escape(h.symbol or "")
+        out.print(f"\n[bold cyan]{h.rank}. {loc}[/] [dim]{sym}[/]")
         out.print(
             Syntax(
                 snippet,
@@ -568,9 +570,9 @@ def grep(
     if json_out:
         print(json.dumps({**res.to_dict(), **check_store(store).to_dict()}, ensure_ascii=False))
         return
-    for m in res.matches:
+    for m in res.matches:  # code and paths are text, not rich markup: `tuple[str, int]`
         out.print(
-            f"[cyan]{m.path}[/]:[green]{m.line}[/]: {m.text.strip()}",
+            f"[cyan]{escape(m.path)}[/]:[green]{m.line}[/]: {escape(m.text.strip())}",
             highlight=False,
             soft_wrap=True,
         )
@@ -579,7 +581,7 @@ def grep(
     if res.timed_out:
         err.print("[yellow]note:[/] the pattern timed out; results are partial")
     if not res.matches:
-        out.print(f"No match for {pattern!r} in {res.files_searched} files.")
+        out.print(f"No match for {escape(repr(pattern))} in {res.files_searched} files.")
         raise typer.Exit(1)
 
 

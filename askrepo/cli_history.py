@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 
 def _consoles() -> tuple[Any, Any]:
@@ -71,11 +72,12 @@ def search_history_cmd(
         print(json.dumps(res.to_dict(), ensure_ascii=False))
         return
     if not res.hits:
-        out.print(f"No commits match {query!r} ({res.commits_indexed} indexed).")
+        out.print(f"No commits match {escape(repr(query))} ({res.commits_indexed} indexed).")
         return
     for h in res.hits:
         out.print(
-            f"[bold cyan]{h.rank}. {h.short}[/] [dim]{h.date[:10]} {h.author}[/]  {h.subject}",
+            f"[bold cyan]{h.rank}. {h.short}[/] [dim]{h.date[:10]} {escape(h.author)}[/]  "
+            f"{escape(h.subject)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -129,7 +131,8 @@ def why(
         return
     c = res.commit
     out.print(
-        f"[bold cyan]{c.sha[:10]}[/] [dim]{c.date[:10]} {c.author}[/]  [bold]{c.subject}[/]",
+        f"[bold cyan]{c.sha[:10]}[/] [dim]{c.date[:10]} {escape(c.author)}[/]  "
+        f"[bold]{escape(c.subject)}[/]",
         highlight=False,
         soft_wrap=True,
     )

@@ -342,3 +342,18 @@ def test_missing_ripgrep_is_one_actionable_error(tmp_path, monkeypatch):
 def test_rust_regex_syntax_errors_name_the_problem(repo):
     with pytest.raises(UsageError, match="look-around"):
         g.grep(repo, _files(repo), r"handler(?=\()")
+
+
+def test_cli_grep_prints_code_verbatim_not_as_markup(tmp_path):
+    """`tuple[str, int]` in a matched line is code, not a rich markup tag to swallow."""
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.indexer import index_repo
+    from tests.fakes import FakeEmbedder
+
+    root = _repo(tmp_path / "r", {"m.py": "def pair() -> tuple[str, int]:\n    return ('a', 1)\n"})
+    index_repo(root, embedder=FakeEmbedder())
+    r = CliRunner().invoke(app, ["grep", "tuple", "--repo", str(root)])
+    assert r.exit_code == 0, r.output
+    assert "m.py:1: def pair() -> tuple[str, int]:" in r.output
