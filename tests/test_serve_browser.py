@@ -280,6 +280,38 @@ def test_ask_with_embedded_model(env, browser):
             )
             cites[0].click()
             _wait(d, lambda dr: _highlighted(dr) == list(range(start, end + 1)))
+
+
+def test_ask_default_is_the_evidence_card(env, browser):
+    """With no model server the page answers like the CLI: the evidence card, every [n] a
+    link that opens the cited lines (no model is loaded)."""
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    with env.server(backend="none") as url:
+        d.get(url + "/")
+        _pick_repo(d, "shop")
+        d.find_element(By.ID, "q").send_keys("how is a discount code applied to a price?")
+        d.find_element(By.ID, "ask-btn").click()
+        meta = _wait(
+            d,
+            lambda dr: (
+                (t := dr.find_element(By.ID, "answer-meta").text)
+                and "generating" not in t
+                and " s" in t
+                and t
+            ),
+            120,
+        )
+        assert "none" in meta
+        text = d.find_element(By.ID, "answer-text").text
+        assert "apply_discount" in text and "shop/pricing.py" in text
+        cites = d.find_elements(By.CSS_SELECTOR, "#answer-text a.cite")
+        assert cites, text
+        first = cites[0]
+        start, end = int(first.get_attribute("data-start")), int(first.get_attribute("data-end"))
+        first.click()
+        _wait(d, lambda dr: _highlighted(dr) == list(range(start, end + 1)))
         _shot(d, "serve-ask.png")
 
 
