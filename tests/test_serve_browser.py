@@ -106,6 +106,17 @@ def _wait(driver, cond, timeout: float = 60):
     return wait.until(cond)
 
 
+def _answered(driver, timeout: float) -> str:
+    """Wait until the answer is finished (its meta line shows the time taken); return it."""
+    from selenium.webdriver.common.by import By
+
+    def done(dr):
+        t = dr.find_element(By.ID, "answer-meta").text
+        return t if t and "generating" not in t and " s" in t else False
+
+    return _wait(driver, done, timeout)
+
+
 def _highlighted(driver) -> list[int]:
     from selenium.webdriver.common.by import By
 
@@ -255,16 +266,7 @@ def test_ask_with_embedded_model(env, browser):
         d.find_element(By.ID, "q").send_keys("how is a discount code applied to a price?")
         d.find_element(By.ID, "ask-btn").click()
         _wait(d, lambda dr: "embedded" in dr.find_element(By.ID, "answer-meta").text, 120)
-        meta = _wait(
-            d,
-            lambda dr: (
-                (t := dr.find_element(By.ID, "answer-meta").text)
-                and "generating" not in t
-                and " s" in t
-                and t
-            ),
-            600,
-        )
+        meta = _answered(d, 600)
         assert "embedded" in meta
         text = d.find_element(By.ID, "answer-text").text
         assert text.strip() and "class" not in (
@@ -293,16 +295,7 @@ def test_ask_default_is_the_evidence_card(env, browser):
         _pick_repo(d, "shop")
         d.find_element(By.ID, "q").send_keys("how is a discount code applied to a price?")
         d.find_element(By.ID, "ask-btn").click()
-        meta = _wait(
-            d,
-            lambda dr: (
-                (t := dr.find_element(By.ID, "answer-meta").text)
-                and "generating" not in t
-                and " s" in t
-                and t
-            ),
-            120,
-        )
+        meta = _answered(d, 120)
         assert "none" in meta
         text = d.find_element(By.ID, "answer-text").text
         assert "apply_discount" in text and "shop/pricing.py" in text
