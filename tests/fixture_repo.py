@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # --- file contents -------------------------------------------------------------------------------
 
@@ -695,3 +698,30 @@ def make_fixture_repo(dest: Path, *, git: bool = True) -> Path:
         (root / DELETED_IN_GIT).unlink()
     _write(root, UNTRACKED, NOTIFICATIONS_PY)
     return root
+
+
+@contextmanager
+def askrepo_home(home: Path) -> Iterator[Path]:
+    """ASKREPO_HOME set to ``home`` for a block, then restored (module-scoped fixtures cannot
+    use ``monkeypatch``)."""
+    old = os.environ.get("ASKREPO_HOME")
+    os.environ["ASKREPO_HOME"] = str(home)
+    try:
+        yield home
+    finally:
+        if old is None:
+            os.environ.pop("ASKREPO_HOME", None)
+        else:
+            os.environ["ASKREPO_HOME"] = old
+
+
+def indexed_fixture_repo(tmp_path_factory: Any, home_name: str, embedder: Any = None):
+    """The fixture repository indexed in its own ASKREPO_HOME (the real MiniLM model unless
+    ``embedder`` is given). Returns ``(root, home)``."""
+    from askrepo.indexer import index_repo
+
+    home = tmp_path_factory.mktemp(home_name)
+    with askrepo_home(home):
+        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
+        index_repo(root, embedder=embedder)
+    return root, home

@@ -16,9 +16,8 @@ import sys
 
 import pytest
 
-from askrepo.indexer import index_repo
 from askrepo.lines import span_hash, split_lines
-from tests.fixture_repo import make_fixture_repo
+from tests.fixture_repo import indexed_fixture_repo
 
 pytestmark = [
     pytest.mark.slow,
@@ -38,18 +37,7 @@ JSON_KEYS = {
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home-ask")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    try:
-        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-        index_repo(root)
-    finally:
-        if old is None:
-            os.environ.pop("ASKREPO_HOME", None)
-        else:
-            os.environ["ASKREPO_HOME"] = old
-    return root, home
+    return indexed_fixture_repo(tmp_path_factory, "home-ask")
 
 
 def _ask(*args, home):

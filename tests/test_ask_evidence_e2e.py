@@ -17,11 +17,10 @@ import sys
 import pytest
 
 from askrepo.evidence import evidence_card, gather_graph
-from askrepo.indexer import index_repo
 from askrepo.lines import span_hash, split_lines
 from askrepo.llm import NoModel, choose_backend
 from askrepo.retriever import Retriever, SearchOptions
-from tests.fixture_repo import QUESTIONS, make_fixture_repo
+from tests.fixture_repo import QUESTIONS, indexed_fixture_repo
 
 pytestmark = [pytest.mark.slow]
 
@@ -35,18 +34,7 @@ def closed_port_url() -> str:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home-evidence")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    try:
-        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-        index_repo(root)
-    finally:
-        if old is None:
-            os.environ.pop("ASKREPO_HOME", None)
-        else:
-            os.environ["ASKREPO_HOME"] = old
-    return root, home
+    return indexed_fixture_repo(tmp_path_factory, "home-evidence")
 
 
 def _ask(*args, home, env_extra=None):

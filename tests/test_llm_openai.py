@@ -226,21 +226,9 @@ def test_auto_falls_back_to_embedded_and_says_why(env, monkeypatch):
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     """The fixture repo indexed with the real MiniLM model, in its own ASKREPO_HOME."""
-    from askrepo.indexer import index_repo
-    from tests.fixture_repo import make_fixture_repo
+    from tests.fixture_repo import indexed_fixture_repo
 
-    home = tmp_path_factory.mktemp("home-openai")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    try:
-        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-        index_repo(root)
-    finally:
-        if old is None:
-            os.environ.pop("ASKREPO_HOME", None)
-        else:
-            os.environ["ASKREPO_HOME"] = old
-    return root, home
+    return indexed_fixture_repo(tmp_path_factory, "home-openai")
 
 
 def _ask(*args, home):

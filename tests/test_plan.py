@@ -16,7 +16,7 @@ from askrepo.datatypes import Chunk, Hit
 from askrepo.errors import UsageError
 from askrepo.plan import build_plan, plan_change, plan_prompt, request_words
 from tests.fakes import FakeEmbedder
-from tests.fixture_repo import make_fixture_repo
+from tests.fixture_repo import askrepo_home, indexed_fixture_repo
 
 # ------------------------------------------------------------------------------------------
 # Pure core
@@ -150,22 +150,12 @@ def test_plan_prompt_fits_the_budget_and_numbers_evidence():
 
 @pytest.fixture(scope="module")
 def fake_indexed(tmp_path_factory):
-    from askrepo.indexer import index_repo
     from askrepo.retriever import Retriever
 
-    home = tmp_path_factory.mktemp("home-plan")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    try:
-        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-        index_repo(root, embedder=FakeEmbedder())
+    root, home = indexed_fixture_repo(tmp_path_factory, "home-plan", embedder=FakeEmbedder())
+    with askrepo_home(home):
         retriever = Retriever.open(root, embedder=FakeEmbedder())
         retriever.store.files()
-    finally:
-        if old is None:
-            os.environ.pop("ASKREPO_HOME", None)
-        else:
-            os.environ["ASKREPO_HOME"] = old
     return root, retriever
 
 
@@ -213,20 +203,7 @@ def test_pick_llm_never_uses_the_embedded_model(monkeypatch):
 
 @pytest.fixture(scope="module")
 def real_indexed(tmp_path_factory):
-    from askrepo.indexer import index_repo
-
-    home = tmp_path_factory.mktemp("home-plan-real")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    try:
-        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-        index_repo(root)  # MiniLM
-    finally:
-        if old is None:
-            os.environ.pop("ASKREPO_HOME", None)
-        else:
-            os.environ["ASKREPO_HOME"] = old
-    return root, home
+    return indexed_fixture_repo(tmp_path_factory, "home-plan-real")
 
 
 def _plan_cli(*args, home, extra_env=None):

@@ -11,21 +11,16 @@ import pytest
 
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
-from tests.fixture_repo import QUESTIONS, make_fixture_repo
+from tests.fixture_repo import QUESTIONS, askrepo_home, make_fixture_repo
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     home = tmp_path_factory.mktemp("home-e2e")
-    old = os.environ.get("ASKREPO_HOME")
-    os.environ["ASKREPO_HOME"] = str(home)
-    root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
-    summary = index_repo(root)
-    yield root, home, summary
-    if old is None:
-        os.environ.pop("ASKREPO_HOME", None)
-    else:
-        os.environ["ASKREPO_HOME"] = old
+    with askrepo_home(home):
+        root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
+        summary = index_repo(root)
+        yield root, home, summary
 
 
 @pytest.fixture
