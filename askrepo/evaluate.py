@@ -130,17 +130,21 @@ def _targets(items: Any, where: str) -> list[Expected]:
             continue
         if not isinstance(e, dict) or not e.get("path"):
             raise UsageError(f"{where}: every target needs a 'path' (a string or an object).")
-        start = _opt_int(e.get("start_line"))
-        end = _opt_int(e.get("end_line"))
-        out.append(
-            Expected(
-                path=str(e["path"]),
-                start_line=start,
-                end_line=end if end is not None else start,
-                symbol=e.get("symbol") or None,
-            )
-        )
+        out.append(_expected(e))
     return out
+
+
+def _expected(e: dict[str, Any]) -> Expected:
+    """An ``Expected`` from ``{"path", "start_line"?, "end_line"?, "symbol"?}`` (path checked by
+    the caller); a missing end line is the start line."""
+    start = _opt_int(e.get("start_line"))
+    end = _opt_int(e.get("end_line"))
+    return Expected(
+        path=str(e["path"]),
+        start_line=start,
+        end_line=end if end is not None else start,
+        symbol=e.get("symbol") or None,
+    )
 
 
 def _parse_benchmark_record(rec: dict[str, Any], where: str, n: int) -> EvalQuery:
@@ -188,16 +192,7 @@ def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
         for e in exp:
             if not isinstance(e, dict) or not e.get("path"):
                 raise UsageError(f"{where}: every expected location needs a 'path'.")
-            start = _opt_int(e.get("start_line"))
-            end = _opt_int(e.get("end_line"))
-            expected.append(
-                Expected(
-                    path=str(e["path"]),
-                    start_line=start,
-                    end_line=end if end is not None else start,
-                    symbol=e.get("symbol") or None,
-                )
-            )
+            expected.append(_expected(e))
         tags = [str(t) for t in rec.get("tags") or []]
     else:
         raise UsageError(f"{where}: 'expected' must be a list or an object.")
