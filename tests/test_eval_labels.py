@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from askrepo.chunker import chunk_text
+from askrepo.evaluate import load_queries
 from askrepo.ingest import detect_language
 from askrepo.lines import split_lines
 
@@ -70,6 +71,10 @@ def stale_labels(queries: list[dict], root: Path) -> list[str]:
 def test_every_gold_location_of_the_askrepo_eval_set_exists():
     queries = json.loads(QUERIES.read_text(encoding="utf-8"))
     assert len(queries) >= 50
+    # askrepo eval reads it the same way (format, absent flags)
+    parsed = load_queries(QUERIES)
+    assert [q.id for q in parsed] == [q["id"] for q in queries]
+    assert [q.absent for q in parsed] == [bool(q.get("absent")) for q in queries]
     problems = stale_labels(queries, ROOT)
     assert not problems, "stale labels in eval/queries.json:\n" + "\n".join(problems)
 
