@@ -46,7 +46,9 @@ class Mirror:
         self.position = {cid: i for i, cid in enumerate(ids)}
         self.by_last: dict[str, list[int]] = {}
         self.by_callee: dict[str, list[int]] = {}
+        self.by_path: dict[str, list[int]] = {}
         for i, c in enumerate(chunks):
+            self.by_path.setdefault(c.path, []).append(i)
             if c.symbol:
                 self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
             for callee in dict.fromkeys(c.calls):
@@ -87,6 +89,28 @@ class Mirror:
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
         return [(self.ids[i], self.chunks[i], float(scores[i])) for i in top]
+
+    def in_files(
+        self, vector: Sequence[float], paths: Sequence[str], classes: Iterable[str] | None
+    ) -> list[Row]:
+        """Every embedded chunk of these files by cosine similarity to ``vector``, best first
+        (ties by path and line)."""
+        import numpy as np
+
+        idx = [i for p in paths for i in self.by_path.get(p, []) if self.embedded[i]]
+        if classes is not None:
+            allowed = set(classes)
+            idx = [i for i in idx if self.chunks[i].file_class in allowed]
+        if not idx:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        scores = self.matrix[idx] @ q
+        chunks = [self.chunks[i] for i in idx]
+        order = sorted(
+            range(len(idx)), key=lambda j: (-scores[j], chunks[j].path, chunks[j].start_line)
+        )
+        return [(self.ids[idx[j]], self.chunks[idx[j]], float(scores[j])) for j in order]
 
     def _rows(self, idx: Iterable[int], classes: Iterable[str] | None, limit: int) -> list[Row]:
         allowed = None if classes is None else set(classes)

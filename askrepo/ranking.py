@@ -9,9 +9,19 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``defs``: for symbol queries, definitions of the name first, best definition first
   (``definition_key``; the best PINNED_DEFINITIONS are pinned above everything, ``pin_first``);
   a bare word such as ``Field`` counts as a name, in either first-letter case.
+* ``infile``: for a natural-language question, every chunk of the best-ranked file
+  (``best_files``) joins the fusion as one more list, ordered by its dense similarity to the
+  question: the right file is found far more often than the right chunk in it, and a chunk
+  that neither dense nor FTS put in their global top-N can still win inside its file.
 * ``pathwords``: a natural-language query word matching a file's stem or directory raises that
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
+* ``length``: for a natural-language question a chunk scores ``(lines / LENGTH_REF) **
+  LENGTH_BETA`` times more (``length_factor``, lines capped at LENGTH_CAP). Both retrievers
+  are biased against long chunks (BM25 normalises by length; the embedding model reads only
+  the first 256 tokens), while the code that implements a behaviour is usually a substantial
+  function, not a getter or a declaration that shares its words. A definition the question
+  names (``names_definition``) is never demoted.
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``).
@@ -34,7 +44,17 @@ from typing import Any
 from .datatypes import NON_DEFINITION_KINDS
 from .query import NATURAL, SYMBOL, TRACE, Query
 
-STAGES = ("adaptive", "defs", "pathwords", "coherence", "priors", "trivial", "saturation")
+STAGES = (
+    "adaptive",
+    "defs",
+    "infile",
+    "pathwords",
+    "coherence",
+    "length",
+    "priors",
+    "trivial",
+    "saturation",
+)
 
 # Chunk kinds that are not definitions (line windows of code, plain text, doc sections).
 
@@ -56,12 +76,60 @@ PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts 
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
+INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
+INFILE_WEIGHT = 0.25  # RRF weight of that list (a quarter of the dense or FTS list)
+LENGTH_BETA = 0.1  # 5 lines x0.87, 20 lines x1.0, 100 lines x1.17, 200+ lines x1.26
+LENGTH_REF = 20
+LENGTH_CAP = 200
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
 
 
 def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float, float]:
     """(dense, fts, mentions, named files) RRF weights for this kind of query."""
     return FUSION[q.kind] if enabled else FLAT_FUSION
+
+
+def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list[str]:
+    """The first ``n`` (INFILE_FILES) distinct paths of a ranked list of chunk paths."""
+    n = INFILE_FILES if n is None else n
+    return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
+
+
+def length_factor(lines: int, named: bool = False) -> float:
+    """``(min(max(lines, 1), LENGTH_CAP) / LENGTH_REF) ** LENGTH_BETA``: 20 lines -> 1.0,
+    5 -> 0.871, 100 -> 1.175, 200 and more -> 1.259. A definition the question names
+    (``named``: "how does a session expire" and ``SessionStore.expire``) is never demoted
+    for being short: its name is specific evidence, not a shared word."""
+    f = (min(max(lines, 1), LENGTH_CAP) / LENGTH_REF) ** LENGTH_BETA
+    return max(f, 1.0) if named else f
+
+
+def _stem(word: str) -> str:
+    """Crude English stem for matching a question word to a name: hashed, hashes -> hash;
+    storing, store -> stor; expired, expire -> expir."""
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def names_definition(words: Sequence[str], symbol: str | None) -> bool:
+    """Whether the question's words name this definition: the last part of its symbol whole,
+    or every part of a compound name, matched by ``words_match`` or the same ``_stem``
+    (expire -> SessionStore.expire; passwords hashed -> hash_password)."""
+    if not symbol:
+        return False
+    whole, parts = _name_parts(re.split(r"[.:#]+", symbol)[-1])
+    stems = {_stem(w) for w in words}
+
+    def said(name: str) -> bool:
+        return _stem(name) in stems or any(words_match(w, name) for w in words)
+
+    if len(whole) >= 3 and said(whole):
+        return True
+    return len(parts) >= 2 and all(said(p) for p in parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,14 +423,19 @@ def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
 
 
 def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
-    """Apply the enabled re-scoring stages (coherence, pathwords, priors, trivial) to the fused
-    candidates (best first) and return them re-sorted (ties keep their order)."""
+    """Apply the enabled re-scoring stages (coherence, pathwords, length, priors, trivial) to
+    the fused candidates (best first) and return them re-sorted (ties keep their order)."""
     off = set(disabled)
     scores = [float(h.score) for h in hits]
     if "coherence" not in off:
         scores = [s * f for s, f in zip(scores, coherence_factors(hits), strict=True)]
     if "pathwords" not in off and q.kind == NATURAL:
         scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
+    if "length" not in off and q.kind == NATURAL:
+        scores = [
+            s * length_factor(h.end_line - h.start_line + 1, names_definition(q.words, h.symbol))
+            for s, h in zip(scores, hits, strict=True)
+        ]
     if "priors" not in off:
         scores = [
             s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)

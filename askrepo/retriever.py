@@ -17,6 +17,7 @@ from . import config, ranking
 from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
 from .errors import UsageError
 from .query import (  # noqa: F401 (re-exported)
+    NATURAL,
     Query,
     dense_query_text,
     detect_scope,
@@ -301,10 +302,13 @@ class Retriever:
             self.store.embedding_progress() if hasattr(self.store, "embedding_progress") else (1, 1)
         )
         coverage = done / total if total and done < total else 1.0
+        qvec = None
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:
                 vec = self.embedder.embed_query(text)
+                if qvec is None:
+                    qvec = vec
                 ids = []
                 for cid, chunk, _ in self.store.dense(vec, n, classes):
                     chunks[cid] = chunk
@@ -321,6 +325,17 @@ class Retriever:
             weights.append(w_fts)
 
         fused = rrf(lists, weights=weights)
+        if hybrid and qvec is not None and q.kind == NATURAL and "infile" not in off:
+            # every chunk of the best file competes, ranked by dense similarity within it
+            files = ranking.best_files([chunks[c].path for c, _ in fused])
+            ids = []
+            for cid, chunk, _ in self.store.in_files(qvec, files, classes) if files else []:
+                chunks.setdefault(cid, chunk)
+                ids.append(cid)
+            if ids:
+                lists.append(ids)
+                weights.append(ranking.INFILE_WEIGHT * coverage)
+                fused = rrf(lists, weights=weights)
         symbol_ids: list[str] = []
         if hybrid and opts.symbol_boost:
             order = [cid for cid, _ in fused]

@@ -466,6 +466,51 @@ class IndexStore:
                 raise
             return run()
 
+    def in_files(
+        self, vector: Sequence[float], paths: Sequence[str], classes: Iterable[str] | None = None
+    ) -> list[tuple[str, Chunk, float]]:
+        """Every embedded chunk of ``paths`` by cosine similarity to ``vector``, best first
+        (score = cosine). Same result from the in-memory mirror and from LanceDB."""
+        paths = list(dict.fromkeys(paths))
+        if not paths or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
+            return []
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            return mirror.in_files(vector, paths, classes)
+        import numpy as np
+
+        cond = _and(
+            "path IN (" + ", ".join(_sql_str(p) for p in paths) + ")", _classes_filter(classes)
+        )
+
+        def run() -> list[tuple[str, Chunk, float]]:
+            rows = self.table.search().where(cond or "").select(_CHUNK_COLUMNS)
+            found = _rows_to_chunks(rows.limit(100_000).to_list())
+            if not found:
+                return []
+            ids = ", ".join(_sql_str(cid) for cid, _, _ in found)
+            vrows = self.vectors.search().where(f"id IN ({ids})").select(["id", "vector"])
+            vecs = {r["id"]: r["vector"] for r in vrows.limit(len(found)).to_list()}
+            keep = [(cid, c) for cid, c, _ in found if vecs.get(cid) is not None]
+            if not keep:
+                return []
+            mat = np.asarray([vecs[cid] for cid, _ in keep], dtype=np.float32)
+            mat /= np.where((n := np.linalg.norm(mat, axis=1, keepdims=True)) == 0, 1.0, n)
+            q = np.asarray(vector, dtype=np.float32)
+            scores = mat @ (q / (np.linalg.norm(q) or 1.0))
+            order = sorted(
+                range(len(keep)),
+                key=lambda j: (-scores[j], keep[j][1].path, keep[j][1].start_line),
+            )
+            return [(keep[j][0], keep[j][1], float(scores[j])) for j in order]
+
+        try:
+            return run()
+        except Exception:
+            if not self.refresh():
+                raise
+            return run()
+
     def start_search(self) -> None:
         """Called by each search; from the second one on, queries use the in-memory mirror."""
         self._searches += 1

@@ -529,8 +529,10 @@ def test_parse_config_ablations():
     assert parse_config("hybrid+scope-ranking").disabled == (
         "adaptive",
         "defs",
+        "infile",
         "pathwords",
         "coherence",
+        "length",
         "priors",
         "trivial",
         "saturation",

@@ -118,7 +118,7 @@ def test_trivial_windows_rank_below_every_other_candidate():
         hit("a/secrets.py", 0.020, kind="function", text="def redact(s):\n    return s"),
         hit("a/other.py", 0.010, kind="window", text="x = redact(y)"),
     ]
-    out = ranking.rescore(hits, q, disabled=("coherence", "pathwords", "priors"))
+    out = ranking.rescore(hits, q, disabled=("coherence", "pathwords", "length", "priors"))
     # trivial: min(0.030 * 0.5, 0.010 * 0.999) = 0.00999
     assert [h.kind for h in out] == ["function", "window", "window"]
     assert out[-1].score == pytest.approx(0.00999)
@@ -144,7 +144,7 @@ def test_coherence_factors_hand_worked():
 def test_coherence_lifts_a_file_with_several_strong_chunks():
     q = parse_query("how are options parsed")
     hits = [hit("one.py", 0.0330), hit("many.py", 0.0320), hit("many.py", 0.0300)]
-    out = ranking.rescore(hits, q, disabled=("pathwords", "priors", "trivial"))
+    out = ranking.rescore(hits, q, disabled=("pathwords", "length", "priors", "trivial"))
     # one.py: 0.0330; many.py #1: 0.0320 * (1 + 0.15 * 0.0300/0.0330) = 0.034364
     assert paths(out)[0] == "many.py"
     assert out[0].score == pytest.approx(0.0320 * (1 + 0.15 * 0.03 / 0.033))
@@ -157,7 +157,7 @@ def test_config_file_beats_a_legacy_copy():
     # "model configuration and settings" answered from v1/mypy.py instead of config.py
     q = parse_query("model configuration and settings")
     hits = [hit("pkg/v1/mypy.py", 0.0330), hit("pkg/config.py", 0.0300)]
-    out = ranking.rescore(hits, q, disabled=("coherence", "trivial"))
+    out = ranking.rescore(hits, q, disabled=("coherence", "length", "trivial"))
     # v1/mypy.py: 0.0330 * 0.7 = 0.0231; config.py: 0.0300 * 1.08 = 0.0324
     assert paths(out) == ["pkg/config.py", "pkg/v1/mypy.py"]
     assert [h.score for h in out] == pytest.approx([0.0324, 0.0231])
@@ -166,7 +166,7 @@ def test_config_file_beats_a_legacy_copy():
 def test_path_words_apply_to_natural_language_only():
     q = parse_query("ConfigLoader")  # a symbol query
     hits = [hit("a/loader.py", 0.02), hit("a/config.py", 0.019)]
-    out = ranking.rescore(hits, q, disabled=("coherence", "priors", "trivial"))
+    out = ranking.rescore(hits, q, disabled=("coherence", "length", "priors", "trivial"))
     assert paths(out) == ["a/loader.py", "a/config.py"]
 
 
@@ -259,3 +259,77 @@ def test_pin_first_hand_worked():
     # pinned scores sit just above the best one: 0.05 + 2 * 5e-5, 0.05 + 5e-5
     assert [h.score for h in out[:3]] == pytest.approx([0.0501, 0.05005, 0.05])
     assert ranking.pin_first(hits, [("zzz.py", 1)]) == hits
+
+
+# --- length ---------------------------------------------------------------------------------
+
+
+def test_length_factor_hand_worked():
+    # (lines / 20) ** 0.1, lines clamped to [1, 200]
+    assert ranking.length_factor(20) == pytest.approx(1.0)
+    assert ranking.length_factor(5) == pytest.approx(0.25**0.1)  # 0.8706
+    assert ranking.length_factor(100) == pytest.approx(5**0.1)  # 1.1746
+    assert ranking.length_factor(200) == pytest.approx(10**0.1)  # 1.2589
+    assert ranking.length_factor(5000) == ranking.length_factor(200)
+    assert ranking.length_factor(0) == ranking.length_factor(1) == pytest.approx(0.05**0.1)
+
+
+def test_length_lifts_the_implementation_over_a_short_namesake():
+    # "format a record as a single line": a 5-line getter fused first, the 52-line method next
+    q = parse_query("format a record as a single line of text")
+    short = hit("LineFormatter.php", 0.0330, start=10, end=14)
+    long = hit("LineFormatter.php", 0.0300, start=79, end=130)
+    off = ("coherence", "pathwords", "priors", "trivial")
+    out = ranking.rescore([short, long], q, disabled=off)
+    # short: 0.0330 * 0.25**0.1 = 0.028730; long: 0.0300 * 2.6**0.1 = 0.031003
+    assert [h.start_line for h in out] == [79, 10]
+    assert out[0].score == pytest.approx(0.0300 * 2.6**0.1)
+    assert out[1].score == pytest.approx(0.0330 * 0.25**0.1)
+    # switched off, or for a symbol query, the fused order stands
+    off_too = off + ("length",)
+    assert [h.start_line for h in ranking.rescore([short, long], q, off_too)] == [10, 79]
+    sym = parse_query("LineFormatter")
+    assert [h.start_line for h in ranking.rescore([short, long], sym, off)] == [10, 79]
+
+
+# --- infile ---------------------------------------------------------------------------------
+
+
+def test_best_files_hand_worked():
+    order = ["a.py", "a.py", "b.py", "c.py", "b.py"]
+    assert ranking.best_files(order) == ["a.py"]  # INFILE_FILES = 1
+    assert ranking.best_files(order, 2) == ["a.py", "b.py"]
+    assert ranking.best_files(order, 9) == ["a.py", "b.py", "c.py"]
+    assert ranking.best_files(order, 0) == [] and ranking.best_files([], 3) == []
+
+
+def test_infile_and_length_are_ablatable_stages():
+    from askrepo.evaluate import parse_config
+
+    assert {"infile", "length"} <= set(ranking.STAGES)
+    assert parse_config("hybrid+scope-infile").disabled == ("infile",)
+    assert set(parse_config("hybrid+scope-ranking").disabled) >= {"infile", "length"}
+
+
+def test_length_never_demotes_a_definition_the_question_names():
+    assert ranking.names_definition(["session", "expire"], "SessionStore.expire")
+    assert ranking.names_definition(["expired"], "Store::expire")  # words_match: expire(d)
+    assert not ranking.names_definition(["session", "expire"], "SessionStore.get")
+    assert not ranking.names_definition(["expire"], None)
+    assert ranking.length_factor(3, named=True) == 1.0  # would be 0.15**0.1 = 0.827
+    assert ranking.length_factor(100, named=True) == pytest.approx(5**0.1)  # never lowered
+    q = parse_query("how does a user session get logged out or expire?")
+    short = hit("auth.py", 0.0300, symbol="SessionStore.expire", start=40, end=42)
+    other = hit("auth.py", 0.0290, symbol="SessionStore.get", start=20, end=30)
+    off = ("coherence", "pathwords", "priors", "trivial")
+    out = ranking.rescore([short, other], q, disabled=off)
+    # expire: 0.0300 * 1.0; get (11 lines): 0.0290 * 0.55**0.1 = 0.027327
+    assert [h.symbol for h in out] == ["SessionStore.expire", "SessionStore.get"]
+    assert out[1].score == pytest.approx(0.0290 * 0.55**0.1)
+
+
+def test_names_definition_stems_the_question_words():
+    assert ranking.names_definition(["passwords", "hashed", "storing"], "hash_password")
+    assert ranking.names_definition(["parses", "options"], "OptionParser.parse")
+    assert not ranking.names_definition(["passwords", "stored"], "hash_password")  # no "hash"
+    assert not ranking.names_definition(["format"], "form")  # form !~ format

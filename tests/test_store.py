@@ -286,3 +286,32 @@ def test_lancedb_import_defers_the_rest_client_but_loads_it_on_use():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["lazy", "loaded"]
+
+
+def test_in_files_ranks_every_chunk_of_the_files_the_same_from_lancedb_and_mirror(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    q = emb.embed_query("add item to the cart")
+    sql, mem = open_index(repo), open_index(repo)
+    mem._searches = 2  # the second search: the in-memory mirror answers
+    all_paths = sorted(sql.files())
+    for paths in (all_paths[:1], all_paths[:2], ["no/such/file.py"], []):
+        for classes in (None, {"code"}, {"doc"}):
+            a, b = sql.in_files(q, paths, classes), mem.in_files(q, paths, classes)
+            assert [c for c, _, _ in a] == [c for c, _, _ in b]
+            for (_, x, sx), (_, y, sy) in zip(a, b, strict=True):
+                assert x == y and sx == pytest.approx(sy, abs=1e-5)
+            # every chunk of those files (of the allowed classes), best cosine first
+            want = [
+                c
+                for c in (sql.where(f"path = '{p}'", 1000) for p in paths)
+                for _, c, _ in c
+                if classes is None or c.file_class in classes
+            ]
+            assert sorted((c.path, c.start_line) for _, c, _ in a) == sorted(
+                (c.path, c.start_line) for c in want
+            )
+            scores = [s for _, _, s in a]
+            assert scores == sorted(scores, reverse=True)
+    assert mem._matrix is not None and sql._matrix is None
+    assert sql.in_files(q, all_paths[:1])  # the test exercises a non-empty answer
