@@ -17,7 +17,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
 * ``length``: for a natural-language question a chunk scores ``(lines / LENGTH_REF) **
-  LENGTH_BETA`` times more (``length_factor``, lines capped at LENGTH_CAP). Both retrievers
+  LENGTH_BETA`` times more (``length_factor``; ``code_lines``, not counting blank lines,
+  comments and docstrings, capped at LENGTH_CAP). Both retrievers
   are biased against long chunks (BM25 normalises by length; the embedding model reads only
   the first 256 tokens), while the code that implements a behaviour is usually a substantial
   function, not a getter or a declaration that shares its words. A definition the question
@@ -93,6 +94,25 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
     """The first ``n`` (INFILE_FILES) distinct paths of a ranked list of chunk paths."""
     n = INFILE_FILES if n is None else n
     return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
+
+
+def code_lines(text: str) -> int:
+    """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
+    docstring. A setter under ten lines of doc comment is three lines of code."""
+    n = 0
+    in_doc = False
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(('"""', "'''")):
+            if not (len(s) >= 6 and s.endswith(('"""', "'''"))):
+                in_doc = not in_doc
+            continue
+        if in_doc or _COMMENT.match(line):
+            continue
+        n += 1
+    return n
 
 
 def length_factor(lines: int, named: bool = False) -> float:
@@ -433,7 +453,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
         scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
     if "length" not in off and q.kind == NATURAL:
         scores = [
-            s * length_factor(h.end_line - h.start_line + 1, names_definition(q.words, h.symbol))
+            s * length_factor(code_lines(h.text), names_definition(q.words, h.symbol))
             for s, h in zip(scores, hits, strict=True)
         ]
     if "priors" not in off:

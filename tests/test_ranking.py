@@ -274,14 +274,28 @@ def test_length_factor_hand_worked():
     assert ranking.length_factor(0) == ranking.length_factor(1) == pytest.approx(0.05**0.1)
 
 
+def code(n, doc=0):
+    """A chunk text of ``doc`` comment lines, a blank line and ``n`` lines of code."""
+    return "\n".join(["// says what it does"] * doc + [""] + ["x = step()"] * n)
+
+
+def test_code_lines_skip_blanks_comments_and_docstrings():
+    assert ranking.code_lines(code(3, doc=10)) == 3
+    py = 'def f(x):\n    """Doc.\n\n    More doc.\n    """\n    # note\n    return x\n'
+    assert ranking.code_lines(py) == 2
+    assert ranking.code_lines('def g():\n    """One line."""\n    pass') == 2
+    assert ranking.code_lines("") == 0
+
+
 def test_length_lifts_the_implementation_over_a_short_namesake():
-    # "format a record as a single line": a 5-line getter fused first, the 52-line method next
+    # "format a record as a single line": a documented 5-line setter fused first, the
+    # 52-line method next
     q = parse_query("format a record as a single line of text")
-    short = hit("LineFormatter.php", 0.0330, start=10, end=14)
-    long = hit("LineFormatter.php", 0.0300, start=79, end=130)
+    short = hit("LineFormatter.php", 0.0330, text=code(5, doc=12), start=10, end=27)
+    long = hit("LineFormatter.php", 0.0300, text=code(52), start=79, end=131)
     off = ("coherence", "pathwords", "priors", "trivial")
     out = ranking.rescore([short, long], q, disabled=off)
-    # short: 0.0330 * 0.25**0.1 = 0.028730; long: 0.0300 * 2.6**0.1 = 0.031003
+    # short: 0.0330 * (5/20)**0.1 = 0.028730; long: 0.0300 * (52/20)**0.1 = 0.031003
     assert [h.start_line for h in out] == [79, 10]
     assert out[0].score == pytest.approx(0.0300 * 2.6**0.1)
     assert out[1].score == pytest.approx(0.0330 * 0.25**0.1)
@@ -319,8 +333,8 @@ def test_length_never_demotes_a_definition_the_question_names():
     assert ranking.length_factor(3, named=True) == 1.0  # would be 0.15**0.1 = 0.827
     assert ranking.length_factor(100, named=True) == pytest.approx(5**0.1)  # never lowered
     q = parse_query("how does a user session get logged out or expire?")
-    short = hit("auth.py", 0.0300, symbol="SessionStore.expire", start=40, end=42)
-    other = hit("auth.py", 0.0290, symbol="SessionStore.get", start=20, end=30)
+    short = hit("auth.py", 0.0300, text=code(3), symbol="SessionStore.expire", start=40, end=43)
+    other = hit("auth.py", 0.0290, text=code(11), symbol="SessionStore.get", start=20, end=31)
     off = ("coherence", "pathwords", "priors", "trivial")
     out = ranking.rescore([short, other], q, disabled=off)
     # expire: 0.0300 * 1.0; get (11 lines): 0.0290 * 0.55**0.1 = 0.027327
