@@ -22,7 +22,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   are biased against long chunks (BM25 normalises by length; the embedding model reads only
   the first 256 tokens), while the code that implements a behaviour is usually a substantial
   function, not a getter or a declaration that shares its words. A definition the question
-  names (``names_definition``) is never demoted.
+  names (``names_definition``) is never demoted; a line window (a module header, a table of
+  constants) is never lifted.
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``).
@@ -133,6 +134,13 @@ def _stem(word: str) -> str:
             w = w[: -len(suffix)]
             break
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def _length_for(h: Any, q: Query) -> float:
+    """The length stage's factor for one hit: ``length_factor`` of its code lines; a line
+    window (module header, constants) is never lifted, only a definition is."""
+    f = length_factor(code_lines(h.text), names_definition(q.words, h.symbol))
+    return min(f, 1.0) if h.kind in NON_DEFINITION_KINDS else f
 
 
 def names_definition(words: Sequence[str], symbol: str | None) -> bool:
@@ -452,10 +460,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
     if "pathwords" not in off and q.kind == NATURAL:
         scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
     if "length" not in off and q.kind == NATURAL:
-        scores = [
-            s * length_factor(code_lines(h.text), names_definition(q.words, h.symbol))
-            for s, h in zip(scores, hits, strict=True)
-        ]
+        scores = [s * _length_for(h, q) for s, h in zip(scores, hits, strict=True)]
     if "priors" not in off:
         scores = [
             s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)

@@ -347,3 +347,17 @@ def test_names_definition_stems_the_question_words():
     assert ranking.names_definition(["parses", "options"], "OptionParser.parse")
     assert not ranking.names_definition(["passwords", "stored"], "hash_password")  # no "hash"
     assert not ranking.names_definition(["format"], "form")  # form !~ format
+
+
+def test_length_never_lifts_a_line_window():
+    # a 60-line module header (docstring + constants) vs a 12-line function
+    q = parse_query("how is the language of a file detected")
+    header = hit("ingest.py", 0.0300, kind="window", text=code(60), start=1, end=61)
+    func = hit("ingest.py", 0.0290, text=code(12), symbol="detect_language", start=90, end=102)
+    off = ("coherence", "pathwords", "priors", "trivial")
+    out = ranking.rescore([header, func], q, disabled=off)
+    # header: 0.0300 * min(1, 3**0.1) = 0.0300; detect_language named -> 0.0290 * 1.0
+    assert [h.start_line for h in out] == [1, 90]
+    assert [h.score for h in out] == pytest.approx([0.0300, 0.0290])
+    short = hit("ingest.py", 0.0300, kind="window", text=code(5), start=1, end=6)
+    assert ranking.rescore([short], q, off)[0].score == pytest.approx(0.0300 * 0.25**0.1)
