@@ -485,17 +485,14 @@ def test_serve_command_runs_and_refuses_open_host_without_tokens(env, tmp_path):
     import sys
     import time
 
+    from fixture_repo import run_cli
     from serve_env import free_port
 
     cmd = [sys.executable, "-m", "askrepo.cli", "serve", "--repo", str(env.shop)]
-    proc_env = {**os.environ, "ASKREPO_HOME": str(tmp_path / "empty-home")}
-    bad = subprocess.run(
-        cmd + ["--host", "0.0.0.0", "--port", str(free_port())],
-        env=proc_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = run_cli(
+        *cmd[3:], "--host", "0.0.0.0", "--port", str(free_port()),
+        home=tmp_path / "empty-home", timeout=120,
+    )  # fmt: skip
     assert bad.returncode == 2
     assert "needs tokens" in bad.stderr and "askrepo token create" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
