@@ -138,11 +138,12 @@ class RepoHandle:
         lock keeps it to one writer, here and across processes."""
         import time
 
+        from .config import mcp_refresh
         from .freshness import check_store
         from .refresh import refresh_changed
 
         fresh = check_store(r.store)
-        if not fresh.stale or not _mcp_refresh_enabled():
+        if not fresh.stale or not mcp_refresh():
             return fresh
         now = time.monotonic()
         if now - self._last_refresh < _mcp_refresh_seconds():
@@ -706,15 +707,6 @@ _DESCRIPTIONS = {
         "max_files (default 6) caps the files." + _REPO
     ),
 }
-
-
-def _mcp_refresh_enabled() -> bool:
-    return (os.environ.get("ASKREPO_MCP_REFRESH") or "1").strip().lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
 
 
 def _mcp_refresh_seconds() -> float:

@@ -52,6 +52,10 @@ HOSTILE = {
     "topk-abc": ({"ASKREPO_TOPK": "abc"}, "ASKREPO_TOPK='abc' is not a positive whole number"),
     "max-bytes-negative": ({"ASKREPO_MAX_FILE_BYTES": "-1"}, "ASKREPO_MAX_FILE_BYTES='-1'"),
     "max-bytes-word": ({"ASKREPO_MAX_FILE_BYTES": "x"}, "ASKREPO_MAX_FILE_BYTES='x'"),
+    "auto-refresh-word": (
+        {"ASKREPO_AUTO_REFRESH": "maybe"},
+        "ASKREPO_AUTO_REFRESH='maybe' is neither on nor off",
+    ),
     "home-under-a-file": ({"ASKREPO_HOME": "{blocker}/sub"}, "ASKREPO_HOME="),
 }
 
