@@ -131,7 +131,8 @@ RefreshOpt = Annotated[
 def freshen(retriever: Any, fresh: Any, refresh: bool) -> Any:
     """With --refresh (or ASKREPO_AUTO_REFRESH=1), re-index a few changed files before
     searching; returns the freshness to report. Notes go to stderr."""
-    from .refresh import auto_refresh, refresh_changed
+    from .config import auto_refresh
+    from .refresh import refresh_changed
 
     if not fresh.stale or not (refresh or auto_refresh()):
         return fresh

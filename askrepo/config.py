@@ -14,11 +14,24 @@ DEFAULT_EMBED_MODEL = "minilm"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 
 
-def _flag(name: str, default: bool) -> bool:
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+
+def flag(name: str, default: bool) -> bool:
+    """An on/off setting from the environment: 1/true/yes/on or 0/false/no/off (any case);
+    unset or empty gives ``default``; any other value is a UsageError (one line, with the fix).
+    """
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
-    return raw.strip().lower() not in ("0", "false", "no", "off")
+    value = raw.strip().lower()
+    if value in _ON or value in _OFF:
+        return value in _ON
+    raise UsageError(
+        f"{name}={raw!r} is neither on nor off — set {name}=1 or {name}=0, "
+        f"or unset it for the default ({int(default)})"
+    )
 
 
 def home() -> Path:
@@ -43,7 +56,7 @@ def embed_model() -> str:
 
 def enrich() -> bool:
     """Embed a header (path, symbol, signature) before the code (ASKREPO_ENRICH, default on)."""
-    return _flag("ASKREPO_ENRICH", True)
+    return flag("ASKREPO_ENRICH", True)
 
 
 def _positive_int(name: str, default: int, example: str) -> int:
@@ -75,11 +88,23 @@ def max_file_bytes() -> int:
 
 
 def exclude_tests() -> bool:
-    return _flag("ASKREPO_EXCLUDE_TESTS", True)
+    return flag("ASKREPO_EXCLUDE_TESTS", True)
 
 
 def exclude_docs() -> bool:
-    return _flag("ASKREPO_EXCLUDE_DOCS", True)
+    return flag("ASKREPO_EXCLUDE_DOCS", True)
+
+
+def auto_refresh() -> bool:
+    """Every `search`/`ask` re-indexes a few changed files first (ASKREPO_AUTO_REFRESH, default
+    off)."""
+    return flag("ASKREPO_AUTO_REFRESH", False)
+
+
+def mcp_refresh() -> bool:
+    """The MCP server (and `serve`) re-indexes a few changed files before a search
+    (ASKREPO_MCP_REFRESH, default on)."""
+    return flag("ASKREPO_MCP_REFRESH", True)
 
 
 def top_k() -> int:
@@ -114,4 +139,6 @@ def validate() -> None:
     line, by every command (not as a traceback halfway through)."""
     max_file_bytes()
     top_k()
+    for on_off in (enrich, exclude_tests, exclude_docs, auto_refresh, mcp_refresh):
+        on_off()
     check_home()

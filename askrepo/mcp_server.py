@@ -76,7 +76,12 @@ def _cut(line: str) -> tuple[str, bool]:
 
 
 class RepoHandle:
-    """One served repository: its index (opened lazily, refreshed per call) and a Retriever."""
+    """One served repository: its index (opened lazily, refreshed per call) and a Retriever.
+
+    ``_lock`` is held while the index is opened or refreshed and while a search (or anything
+    else using the tables, the in-memory mirror or the embedding model) runs: a refresh swaps
+    the table and mirror, so it must never run during a search. Calls that only read files and
+    the index's file list use ``read_store()``, which does not wait for a running search."""
 
     def __init__(self, root: Path, model: str | None = None):
         self.root = root
@@ -99,6 +104,26 @@ class RepoHandle:
     def store(self) -> Any:
         return self.retriever().store
 
+    def read_store(self) -> Any:
+        """The store for a call that reads only ``files()`` and ``meta()`` (never the tables or
+        the mirror): file reads, list_files, verify_citation, why_lines, the web viewer.
+
+        When no search is running it is opened or refreshed as by ``store()``. While one holds
+        the lock it is the store that search uses, as refreshed when it began (a refresh now
+        would swap the tables under it); if the index is still being opened, a fresh read-only
+        view of its metadata."""
+        if self._lock.acquire(blocking=False):
+            try:
+                return self.store()
+            finally:
+                self._lock.release()
+        opened = self._retriever
+        if opened is not None:
+            return opened.store
+        from .store import open_index
+
+        return open_index(self.root, self.model)
+
     def search(self, query: str, opts: Any) -> Any:
         r = self.retriever()
         with self._lock:  # the embedding model is shared; one query at a time per repo
@@ -113,11 +138,12 @@ class RepoHandle:
         lock keeps it to one writer, here and across processes."""
         import time
 
+        from .config import mcp_refresh
         from .freshness import check_store
         from .refresh import refresh_changed
 
         fresh = check_store(r.store)
-        if not fresh.stale or not _mcp_refresh_enabled():
+        if not fresh.stale or not mcp_refresh():
             return fresh
         now = time.monotonic()
         if now - self._last_refresh < _mcp_refresh_seconds():
@@ -365,7 +391,7 @@ class Service:
         before = _clamp("before", before, 0, MAX_CONTEXT)
         after = _clamp("after", after, 0, MAX_CONTEXT)
         h = self.pick(repo)
-        store = h.store()
+        store = h.read_store()
         rel, lines, changed = self._read_lines(h, store, path)
         total = len(lines)
         if not 1 <= line <= max(total, 1) or total == 0:
@@ -395,7 +421,7 @@ class Service:
     ) -> dict[str, Any]:
         start_line = _clamp("start_line", start_line, 1, 10**9)
         h = self.pick(repo)
-        store = h.store()
+        store = h.read_store()
         rel, lines, changed = self._read_lines(h, store, path)
         total = len(lines)
         out = self._base(h, store)
@@ -435,7 +461,7 @@ class Service:
         offset = _clamp("offset", offset, 0, 10**9)
         limit = _clamp("limit", limit, 1, MAX_LIST_LIMIT)
         h = self.pick(repo)
-        store = h.store()
+        store = h.read_store()
         files = sorted(store.files().values(), key=lambda f: f.path)
         if pattern:
             files = [f for f in files if fnmatch.fnmatchcase(f.path, pattern)]
@@ -461,7 +487,7 @@ class Service:
         _limit_str("citation", citation)
         _limit_str("hash", hash, 100)
         h = self.pick(repo)
-        store = h.store()
+        store = h.read_store()
         res = verify_citation(
             h.root,
             citation,
@@ -513,7 +539,7 @@ class Service:
 
         _limit_str("path", path)
         h = self.pick(repo)
-        store = h.store()
+        store = h.read_store()
         res = why(
             h.root,
             path,
@@ -536,7 +562,8 @@ class Service:
         from .refresh import status
 
         store = h.store()
-        st = status(store)
+        with h._lock:  # status() refreshes the store: never during a search
+            st = status(store)
         f = st.freshness
         out = {"commit": store.meta().commit, **st.to_dict()}
         out.update(
@@ -680,15 +707,6 @@ _DESCRIPTIONS = {
         "max_files (default 6) caps the files." + _REPO
     ),
 }
-
-
-def _mcp_refresh_enabled() -> bool:
-    return (os.environ.get("ASKREPO_MCP_REFRESH") or "1").strip().lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
 
 
 def _mcp_refresh_seconds() -> float:

@@ -33,16 +33,6 @@ def max_files() -> int:
     return value
 
 
-def auto_refresh() -> bool:
-    """ASKREPO_AUTO_REFRESH=1: every search/ask refreshes a few changed files first."""
-    return (os.environ.get("ASKREPO_AUTO_REFRESH") or "").strip().lower() in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
-
-
 @dataclass
 class IndexStatus:
     """What ``askrepo status`` and MCP ``index_status`` report."""

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent  # this checkout: its askrepo is the one tested
 
 # --- file contents -------------------------------------------------------------------------------
 
@@ -725,3 +728,35 @@ def indexed_fixture_repo(tmp_path_factory: Any, home_name: str, embedder: Any = 
         root = make_fixture_repo(tmp_path_factory.mktemp("fx") / "repo")
         index_repo(root, embedder=embedder)
     return root, home
+
+
+def run_cli(
+    *args: str,
+    home: Path | None = None,
+    env: Mapping[str, str | None] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m askrepo.cli ARGS`` in a subprocess, its output captured as text.
+
+    It runs this checkout's askrepo (first on PYTHONPATH) with no stdin, ASKREPO_HOME set to
+    ``home`` (None: as in this process, i.e. the test's own home) and ``env`` on top of the
+    environment (a None value removes that variable)."""
+    full = dict(os.environ)
+    full["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), full.get("PYTHONPATH")) if p)
+    if home is not None:
+        full["ASKREPO_HOME"] = str(home)
+    for key, value in (env or {}).items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = value
+    return subprocess.run(
+        [sys.executable, "-m", "askrepo.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        cwd=cwd,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )

@@ -8,16 +8,15 @@ real files with the hash of exactly those lines, and the evidence card under it.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
 from askrepo.lines import span_hash, split_lines
-from tests.fixture_repo import indexed_fixture_repo
+from tests.fixture_repo import indexed_fixture_repo, run_cli
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,15 +39,7 @@ def indexed(tmp_path_factory):
     return indexed_fixture_repo(tmp_path_factory, "home-ask")
 
 
-def _ask(*args, home):
-    env = dict(os.environ, ASKREPO_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "ask", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1200,
-    )
+_ask = functools.partial(run_cli, "ask", timeout=1200)  # the 135M model on 2 loaded cores
 
 
 def _head(root) -> str:

@@ -9,10 +9,7 @@ supported, and `auto` without a server says in one line how to get prose.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 
 import pytest
 
@@ -20,7 +17,7 @@ from askrepo.evidence import evidence_card, gather_graph
 from askrepo.lines import span_hash, split_lines
 from askrepo.llm import NoModel, choose_backend
 from askrepo.retriever import Retriever, SearchOptions
-from tests.fixture_repo import QUESTIONS, indexed_fixture_repo
+from tests.fixture_repo import QUESTIONS, indexed_fixture_repo, run_cli
 
 pytestmark = [pytest.mark.slow]
 
@@ -37,15 +34,10 @@ def indexed(tmp_path_factory):
     return indexed_fixture_repo(tmp_path_factory, "home-evidence")
 
 
-def _ask(*args, home, env_extra=None):
-    env = dict(os.environ, ASKREPO_HOME=str(home), **(env_extra or {}))
-    env.pop("ASKREPO_BACKEND", None)
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "ask", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
+def _ask(*args, home, env=None):
+    """`askrepo ask ARGS` with the default backend choice (ASKREPO_BACKEND unset)."""
+    return run_cli(
+        "ask", *args, home=home, env={"ASKREPO_BACKEND": None, **(env or {})}, timeout=600
     )
 
 
@@ -90,7 +82,7 @@ def test_ask_backend_none_json_cites_real_lines_with_hashes(indexed):
 def test_ask_auto_without_a_server_answers_from_the_index_and_says_how_to_get_prose(indexed):
     root, home = indexed
     q = "how is a discount code applied to a price?"
-    p = _ask(q, "--repo", str(root), home=home, env_extra={"OLLAMA_HOST": closed_port_url()})
+    p = _ask(q, "--repo", str(root), home=home, env={"OLLAMA_HOST": closed_port_url()})
     assert p.returncode == 0, p.stderr
     text = " ".join(p.stdout.split())  # rich wraps at 80 columns when not on a terminal
     assert "The best match is apply_discount, a function in shop/pricing.py" in text

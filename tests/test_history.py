@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 from fakes import FakeEmbedder
+from fixture_repo import run_cli
 from git_history_repo import TOKEN, make_history_repo
 
 from askrepo.blame import parse_location, parse_porcelain, why
@@ -529,23 +530,12 @@ def test_commit_evidence_is_interleaved_and_cited_as_commits(indexed):
 # Real model, CLI and MCP
 
 
-def _cli(*args, home):
-    env = dict(os.environ, ASKREPO_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def real(repo, tmp_path_factory):
     """The fixture repo indexed (code and history) with the real model through the CLI."""
     root, shas = repo
     home = tmp_path_factory.mktemp("home-real")
-    p = _cli("index", str(root), "--history", "--json", home=home)
+    p = run_cli("index", str(root), "--history", "--json", home=home)
     assert p.returncode == 0, p.stderr
     code = json.loads(p.stdout)  # one object: the code index, its history run under "history"
     return root, shas, home, code, code["history"]
@@ -556,35 +546,35 @@ def test_real_model_index_and_search(real):
     assert hist["commits_indexed"] == 13 and hist["skipped"] == {"bot": 1}
     # the message says "retrying", "503", "deploy drains": the question paraphrases it
     question = "why do we keep trying when the server is unavailable during deploys"
-    p = _cli("search", "--history", question, "--repo", str(root), "--json", home=home)
+    p = run_cli("search", "--history", question, "--repo", str(root), "--json", home=home)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert data["hits"][0]["sha"] == shas["retry"], [h["subject"] for h in data["hits"]]
     assert data["hits"][0]["defs"][0]["location"] == "http/client.py:10-16"
-    p = _cli("search", "--history", "response cache", "--repo", str(root), home=home)
+    p = run_cli("search", "--history", "response cache", "--repo", str(root), home=home)
     assert p.returncode == 0 and shas["cache"][:7] in p.stdout.split("\n")[0]
 
 
 def test_cli_why_and_errors(real):
     root, shas, home, _, _ = real
-    p = _cli("why", "http/client.py:12-13", "--repo", str(root), home=home)
+    p = run_cli("why", "http/client.py:12-13", "--repo", str(root), home=home)
     assert p.returncode == 0, p.stderr
     assert shas["retry"][:10] in p.stdout and "Retry on 503" in p.stdout
     assert "then client.py" in p.stdout
-    p = _cli("why", "http/client.py:12", "--repo", str(root), "--json", home=home)
+    p = run_cli("why", "http/client.py:12", "--repo", str(root), "--json", home=home)
     assert json.loads(p.stdout)["commit"]["sha"] == shas["retry"]
     for bad, code in (("http/client.py", 2), ("../etc/passwd:1", 2), ("nope.py:1", 2)):
-        p = _cli("why", bad, "--repo", str(root), home=home)
+        p = run_cli("why", bad, "--repo", str(root), home=home)
         assert p.returncode == code and "Traceback" not in p.stderr, p.stderr
         assert len(p.stderr.strip().split("\n")) == 1
-    p = _cli("search", "--history", "x", "--repo", str(root), home=root / "nohome")
+    p = run_cli("search", "--history", "x", "--repo", str(root), home=root / "nohome")
     assert p.returncode == 2 and "index --history" in p.stderr
 
 
 def test_cli_eval_from_git(real, tmp_path):
     root, shas, home, _, _ = real
     out = tmp_path / "set.json"
-    p = _cli(
+    p = run_cli(
         "eval", "--from-git", "--repo", str(root), "--out", str(out), "-c", "fts,hybrid+scope",
         "--json", home=home,
     )  # fmt: skip
@@ -599,7 +589,7 @@ def test_cli_eval_from_git(real, tmp_path):
     best = next(c for c in rep["configs"] if c["name"] == "hybrid+scope")
     assert best["file_hit_at_5"] == 1.0  # three files: every gold file is in the top 5
     # the saved set is re-scored as it is
-    p = _cli(
+    p = run_cli(
         "eval", "--from-git", "--queries", str(out), "--repo", str(root), "-c", "fts", home=home
     )
     assert p.returncode == 0, p.stderr

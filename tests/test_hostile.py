@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +11,7 @@ from askrepo.errors import UsageError
 from askrepo.indexer import index_repo
 from askrepo.retriever import MAX_K, Retriever, SearchOptions
 from tests.fakes import FakeEmbedder
-
-
-def _cli(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, ASKREPO_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
+from tests.fixture_repo import run_cli
 
 
 def _one_line_error(p: subprocess.CompletedProcess, *needles: str) -> None:
@@ -38,13 +24,15 @@ def _one_line_error(p: subprocess.CompletedProcess, *needles: str) -> None:
 
 
 def test_cli_index_bad_paths(tmp_path):
-    _one_line_error(_cli("index", str(tmp_path / "missing"), home=tmp_path / "h"), "does not exist")
+    _one_line_error(
+        run_cli("index", str(tmp_path / "missing"), home=tmp_path / "h"), "does not exist"
+    )
     f = tmp_path / "f.txt"
     f.write_text("x")
-    _one_line_error(_cli("index", str(f), home=tmp_path / "h"), "not a directory")
+    _one_line_error(run_cli("index", str(f), home=tmp_path / "h"), "not a directory")
     (tmp_path / "empty").mkdir()
     _one_line_error(
-        _cli("index", str(tmp_path / "empty"), home=tmp_path / "h"), "No indexable files"
+        run_cli("index", str(tmp_path / "empty"), home=tmp_path / "h"), "No indexable files"
     )
 
 
@@ -54,13 +42,13 @@ def test_cli_only_ignored_files(tmp_path):
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     (root / ".gitignore").write_text("*\n")
     (root / "a.py").write_text("def a():\n    pass\n")
-    _one_line_error(_cli("index", str(root), home=tmp_path / "h"), "No indexable files")
+    _one_line_error(run_cli("index", str(root), home=tmp_path / "h"), "No indexable files")
 
 
 def test_cli_unknown_model(tmp_path):
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "a.py").write_text("x = 1\n")
-    p = _cli("index", str(tmp_path / "r"), "--model", "nope", home=tmp_path / "h")
+    p = run_cli("index", str(tmp_path / "r"), "--model", "nope", home=tmp_path / "h")
     _one_line_error(p, "nope")
 
 

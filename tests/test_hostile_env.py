@@ -4,18 +4,14 @@ Ctrl-C outside `index` does not claim that "nothing was committed". Real CLI sub
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import typer
 
 from askrepo.indexer import index_repo
 from tests.fakes import FakeEmbedder
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.fixture_repo import run_cli
 
 COMMANDS = {
     "index": ["index", "{repo}"],
@@ -24,18 +20,6 @@ COMMANDS = {
     "grep": ["grep", "alpha", "--repo", "{repo}"],
     "eval": ["eval", "--repo", "{repo}", "--configs", "hybrid"],
 }
-
-
-def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    full = dict(os.environ, PYTHONPATH=str(ROOT), **env)
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _one_line(p: subprocess.CompletedProcess, *needles: str) -> str:
@@ -68,6 +52,10 @@ HOSTILE = {
     "topk-abc": ({"ASKREPO_TOPK": "abc"}, "ASKREPO_TOPK='abc' is not a positive whole number"),
     "max-bytes-negative": ({"ASKREPO_MAX_FILE_BYTES": "-1"}, "ASKREPO_MAX_FILE_BYTES='-1'"),
     "max-bytes-word": ({"ASKREPO_MAX_FILE_BYTES": "x"}, "ASKREPO_MAX_FILE_BYTES='x'"),
+    "auto-refresh-word": (
+        {"ASKREPO_AUTO_REFRESH": "maybe"},
+        "ASKREPO_AUTO_REFRESH='maybe' is neither on nor off",
+    ),
     "home-under-a-file": ({"ASKREPO_HOME": "{blocker}/sub"}, "ASKREPO_HOME="),
 }
 
@@ -80,7 +68,7 @@ def test_every_command_with_hostile_env_values(indexed, command, case):
     env = {"ASKREPO_HOME": str(home)}
     env.update({k: v.format(blocker=blocker) for k, v in env_t.items()})
     args = [a.format(repo=repo) for a in COMMANDS[command]]
-    _one_line(_cli(args, env), needle)
+    _one_line(run_cli(*args, env=env), needle)
 
 
 def test_damaged_lancedb_index_is_one_line(tmp_path, monkeypatch):
@@ -97,10 +85,7 @@ def test_damaged_lancedb_index_is_one_line(tmp_path, monkeypatch):
             damaged += 1
     assert damaged
     line = _one_line(
-        _cli(
-            COMMANDS["search"][:2] + ["--repo", str(repo), "--mode", "fts"],
-            {"ASKREPO_HOME": str(home)},
-        )
+        run_cli(*COMMANDS["search"][:2], "--repo", str(repo), "--mode", "fts", home=home)
     )
     assert "askrepo index --rebuild" in line
 
@@ -111,9 +96,9 @@ def test_failing_ripgrep_is_one_line(indexed, tmp_path):
     broken.write_text("#!/bin/sh\nexit 101\n")
     broken.chmod(0o755)
     env = {"ASKREPO_HOME": str(home), "ASKREPO_RG": str(broken)}
-    _one_line(_cli(["grep", "alpha", "--repo", str(repo)], env), "ripgrep failed", "reinstall")
+    _one_line(run_cli("grep", "alpha", "--repo", str(repo), env=env), "ripgrep failed", "reinstall")
     env["ASKREPO_RG"] = str(tmp_path / "missing-rg")
-    _one_line(_cli(["grep", "alpha", "--repo", str(repo)], env), "ASKREPO_RG=")
+    _one_line(run_cli("grep", "alpha", "--repo", str(repo), env=env), "ASKREPO_RG=")
 
 
 def test_ctrl_c_says_nothing_was_committed_only_for_index(capsys):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -13,6 +11,7 @@ from askrepo.indexer import embed_batches, index_repo, plan, style_conflict
 from askrepo.retriever import Retriever, SearchOptions
 from askrepo.store import open_index, repo_key
 from tests.fakes import FakeEmbedder
+from tests.fixture_repo import run_cli
 
 AUTH = "def authenticate_user(name, password):\n    return name == password\n"
 CART = "class Cart:\n    def total(self):\n        return 0\n"
@@ -129,14 +128,7 @@ def test_style_conflict_messages():
 
 def test_cli_refuses_a_style_switch_in_one_line(repo, tmp_path):
     index_repo(repo, model="minilm", embed=False)  # phase 1 only: no model needed
-    env = dict(os.environ, ASKREPO_ENRICH="0", PYTHONPATH=os.getcwd())
-    proc = subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "index", str(repo)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    proc = run_cli("index", str(repo), env={"ASKREPO_ENRICH": "0"}, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "ASKREPO_ENRICH on (now off)" in proc.stderr and "--rebuild" in proc.stderr

@@ -6,16 +6,15 @@ server down, timeout, context overflow). Plus worked examples for the pure helpe
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from askrepo.errors import BackendError, UsageError
 from askrepo.llm import choose_backend
 from askrepo.llm_openai import OpenAILLM, _error_text, normalize_base_url, parse_sse
+from tests.fixture_repo import indexed_fixture_repo, run_cli
 from tests.llama_server import ALIAS, LlamaServer, free_port, require_server
 
 KEY = "test-key-123"
@@ -226,17 +225,10 @@ def test_auto_falls_back_to_embedded_and_says_why(env, monkeypatch):
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     """The fixture repo indexed with the real MiniLM model, in its own ASKREPO_HOME."""
-    from tests.fixture_repo import indexed_fixture_repo
-
     return indexed_fixture_repo(tmp_path_factory, "home-openai")
 
 
-def _ask(*args, home):
-    env = dict(os.environ, ASKREPO_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "ask", *args],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+_ask = functools.partial(run_cli, "ask", timeout=600)
 
 
 def test_cli_ask_through_the_server(env, indexed):

@@ -5,10 +5,8 @@ through the CLI, and prose on top from a real OpenAI-compatible server (llama_cp
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,7 +14,7 @@ from askrepo.datatypes import Chunk, Hit
 from askrepo.errors import UsageError
 from askrepo.plan import build_plan, plan_change, plan_prompt, request_words
 from tests.fakes import FakeEmbedder
-from tests.fixture_repo import askrepo_home, indexed_fixture_repo
+from tests.fixture_repo import askrepo_home, indexed_fixture_repo, run_cli
 
 # ------------------------------------------------------------------------------------------
 # Pure core
@@ -206,12 +204,7 @@ def real_indexed(tmp_path_factory):
     return indexed_fixture_repo(tmp_path_factory, "home-plan-real")
 
 
-def _plan_cli(*args, home, extra_env=None):
-    env = dict(os.environ, ASKREPO_HOME=str(home), **(extra_env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "plan", *args],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+_plan_cli = functools.partial(run_cli, "plan", timeout=600)
 
 
 @pytest.mark.slow
@@ -237,12 +230,12 @@ def test_cli_plan_json_with_the_real_model(real_indexed):
 def test_cli_plan_terminal_output_and_errors(real_indexed):
     root, home = real_indexed
     p = _plan_cli("add a max quantity limit to the cart", "--repo", str(root), "--backend",
-                  "none", home=home, extra_env={"COLUMNS": "160"})  # fmt: skip
+                  "none", home=home, env={"COLUMNS": "160"})  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("Plan: add a max quantity limit to the cart  (commit ")
     assert "1. shop/cart.py" in p.stdout and "Tests to run or update" in p.stdout
     p = _plan_cli("x", "--repo", str(root), "--backend", "openai", home=home,
-                  extra_env={"ASKREPO_OPENAI_BASE_URL": ""})  # fmt: skip
+                  env={"ASKREPO_OPENAI_BASE_URL": ""})  # fmt: skip
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.startswith("error: --backend openai needs the server URL")
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +14,8 @@ from askrepo.retriever import Retriever, SearchOptions
 from askrepo.store import open_index
 from askrepo.store_writer import IndexWriter
 from tests.fakes import FakeEmbedder
+from tests.fixture_repo import run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 FRESH_KEYS = {"indexed_commit", "head_commit", "stale", "changed_files"}
 
 
@@ -124,14 +121,7 @@ def test_refresh_of_a_deleted_file(repo):
 
 
 def _cli(*args, env=None, check=True):
-    proc = subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})),
-        timeout=300,
-    )
+    proc = run_cli(*args, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     if check:
         assert proc.returncode == 0, proc.stderr

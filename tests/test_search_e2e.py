@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
-from tests.fixture_repo import QUESTIONS, askrepo_home, make_fixture_repo
+from tests.fixture_repo import QUESTIONS, askrepo_home, make_fixture_repo, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -92,20 +89,11 @@ def test_expand_adds_callees_marked_as_expansion(retriever):
     ]
 
 
-def _cli(*args, home):
-    env = dict(os.environ, ASKREPO_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-
-
 def test_cli_search_json_contract(indexed):
     root, home, _ = indexed
-    p = _cli("search", "how is the cart total computed?", "--repo", str(root), "--json", home=home)
+    p = run_cli(
+        "search", "how is the cart total computed?", "--repo", str(root), "--json", home=home
+    )
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert set(data) == {
@@ -127,13 +115,13 @@ def test_cli_search_json_contract(indexed):
 
 def test_cli_human_output_and_explain(indexed):
     root, home, _ = indexed
-    p = _cli("search", "renderCart", "--repo", str(root), "--explain", home=home)
+    p = run_cli("search", "renderCart", "--repo", str(root), "--explain", home=home)
     assert p.returncode == 0, p.stderr
     assert "web/app.js:" in p.stdout and "renderCart" in p.stdout and "RRF" in p.stdout
 
 
 def test_cli_missing_index_error(tmp_path):
-    p = _cli("search", "anything", "--repo", str(tmp_path), home=tmp_path / "h")
+    p = run_cli("search", "anything", "--repo", str(tmp_path), home=tmp_path / "h")
     assert p.returncode == 2
     assert "No index for" in p.stderr and "askrepo index" in p.stderr
     assert "Traceback" not in p.stderr
@@ -154,7 +142,7 @@ def test_search_files_for_a_pasted_bug_report(retriever, indexed):
     assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:], strict=False))
 
     root, home, _ = indexed
-    p = _cli("search", report, "--files", "--json", "-k", "3", "--repo", str(root), home=home)
+    p = run_cli("search", report, "--files", "--json", "-k", "3", "--repo", str(root), home=home)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert set(data) == {
@@ -164,7 +152,7 @@ def test_search_files_for_a_pasted_bug_report(retriever, indexed):
     first = data["files"][0]
     assert {"rank", "path", "score", "best"} <= set(first) and len(data["files"]) <= 3
     assert set(first["best"]) == {"start_line", "end_line", "symbol"}
-    p = _cli("search", report, "--files", "--repo", str(root), home=home)
+    p = run_cli("search", report, "--files", "--repo", str(root), home=home)
     assert p.returncode == 0 and first["path"] in p.stdout
 
 

@@ -315,6 +315,46 @@ def test_slow_ask_does_not_block_search(env):
         assert state.asks_pending == 0
 
 
+def test_file_viewer_does_not_wait_behind_a_search(env):
+    """/api/file answers while a search of the same repo is running (held in the retriever)."""
+    started, gate = threading.Event(), threading.Event()
+    srv = env.server(llm_factory=ScriptedLLM)
+    with srv as url:
+        handle = next(h for h in srv.server.config.app.state.service.repos if h.root.name == "shop")
+        retriever = handle.retriever()
+        real_search = retriever.search
+
+        def held_search(query, opts=None):
+            started.set()
+            assert gate.wait(120), "the test never released the search"
+            return real_search(query, opts)
+
+        retriever.search = held_search
+        result: dict = {}
+        params = {"q": "how is the cart total computed?", "repo": "shop"}
+
+        def search() -> None:
+            result["r"] = httpx.get(f"{url}/api/search", params=params, timeout=180)
+
+        t = threading.Thread(target=search)
+        t.start()
+        try:
+            assert started.wait(60), "the search never started"
+            f = httpx.get(
+                f"{url}/api/file",
+                params={"repo": "shop", "path": "shop/cart.py", "start": 1, "end": 3},
+                timeout=60,
+            )
+            assert f.status_code == 200, f.text
+            assert f.json()["lines"] == (env.shop / "shop/cart.py").read_text().split("\n")[:3]
+            assert "r" not in result  # the search is still held
+        finally:
+            gate.set()
+            t.join(180)
+        assert result["r"].status_code == 200
+        assert any(hit["path"] == "shop/cart.py" for hit in result["r"].json()["hits"])
+
+
 def test_per_client_concurrency_cap(env):
     gate = threading.Event()
     llm = ScriptedLLM(gate=gate)
@@ -485,17 +525,14 @@ def test_serve_command_runs_and_refuses_open_host_without_tokens(env, tmp_path):
     import sys
     import time
 
+    from fixture_repo import run_cli
     from serve_env import free_port
 
     cmd = [sys.executable, "-m", "askrepo.cli", "serve", "--repo", str(env.shop)]
-    proc_env = {**os.environ, "ASKREPO_HOME": str(tmp_path / "empty-home")}
-    bad = subprocess.run(
-        cmd + ["--host", "0.0.0.0", "--port", str(free_port())],
-        env=proc_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = run_cli(
+        *cmd[3:], "--host", "0.0.0.0", "--port", str(free_port()),
+        home=tmp_path / "empty-home", timeout=120,
+    )  # fmt: skip
     assert bad.returncode == 2
     assert "needs tokens" in bad.stderr and "askrepo token create" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from askrepo.errors import UsageError
 from askrepo.lines import span_hash
 from askrepo.verify import Citation, find_hash_runs, find_runs, judge, parse_citation
 from askrepo.verify import verify_citation as verify
+from tests.fixture_repo import run_cli
 
 APP = """\
 import os
@@ -228,10 +228,7 @@ def test_allowed_set_limits_what_can_be_checked(repo):
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "verify", *args, "--repo", str(root)],
-        capture_output=True, text=True, env=dict(os.environ), timeout=120,
-    )  # fmt: skip
+    return run_cli("verify", *args, "--repo", str(root), timeout=120)
 
 
 def test_cli_prints_json_lines_and_exit_codes(repo):

@@ -16,6 +16,7 @@ from askrepo.indexer import index_repo
 from askrepo.store import open_index
 from askrepo.watch import WatchStatus, watch_index
 from tests.fakes import FakeEmbedder
+from tests.fixture_repo import run_cli
 
 pytest.importorskip("watchfiles", reason="askrepo watch needs watchfiles")
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,14 +91,9 @@ def test_watch_status_line():
 
 @pytest.mark.slow
 def test_cli_watch_with_the_real_model(repo):
+    p = run_cli("index", str(repo))
+    assert p.returncode == 0, p.stderr
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    subprocess.run(
-        [sys.executable, "-m", "askrepo.cli", "index", str(repo)],
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "askrepo.cli", "watch", str(repo)],
         env=env,

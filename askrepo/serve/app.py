@@ -517,7 +517,7 @@ def create_app(settings: ServeSettings) -> Any:
         for h in state.allowed(who):
             item: dict[str, Any] = {"name": state.names[str(h.root)], "path": str(h.root)}
             try:
-                meta = h.store().meta()
+                meta = h.read_store().meta()
                 item.update(commit=meta.commit, files=meta.file_count, chunks=meta.chunk_count)
                 item["indexed"] = True
             except AskrepoError as exc:
@@ -635,7 +635,7 @@ def create_app(settings: ServeSettings) -> Any:
         def run() -> dict[str, Any]:
             data = state.service.read_file(path, start_line=start, end_line=end, repo=str(h.root))
             data["name"] = state.names[str(h.root)]
-            info = h.store().files().get(data["path"])
+            info = h.read_store().files().get(data["path"])
             data["language"] = getattr(info, "language", None)
             data["lines"] = _raw_lines(data.get("content", ""))
             if _tri(params.get("highlight")):
