@@ -454,7 +454,8 @@ def score_candidates(
     coverage of the question's terms by the symbol's parts, by its signature + leading doc, and
     by its whole text; ``1/rank`` keeps retrieval's order as the prior; ``sim`` = cosine of the
     question and the hit's :func:`header_text` (when given). Non-definitions (windows,
-    sections) get WINDOW_FACTOR of that; a class header whose method is also a candidate gets
+    sections) get WINDOW_FACTOR of that, except documentation sections for a question about
+    the docs; a class header whose method is also a candidate gets
     CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
     """
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
@@ -473,9 +474,11 @@ def score_candidates(
         s += W_PRIOR / rank
         if similarity is not None and rank - 1 < len(similarity):
             s += W_SIM * similarity[rank - 1]
-        if h.kind not in DEFINITION_KINDS:
+        file_class = getattr(h, "file_class", CODE)
+        # a documentation section is the unit of answer to a question about the docs
+        if h.kind not in DEFINITION_KINDS and not (about_docs and file_class == DOC):
             s *= WINDOW_FACTOR
-        s *= _class_factor(getattr(h, "file_class", CODE), about_tests, about_docs)
+        s *= _class_factor(file_class, about_tests, about_docs)
         scores.append(s)
     # A class header holds no behaviour: when one of its methods is a candidate too, the method
     # is the better answer (it inherits the bonus of a question naming the class).

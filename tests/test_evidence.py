@@ -247,3 +247,34 @@ def test_renumber_card_rewrites_every_citation():
     assert [s.n for s in new.sources] == [s.n + 2 for s in card.sources]
     assert "[1]" not in new.text and "[2]" not in new.text
     assert new.relations[0].citations == [nums[n] for n in card.relations[0].citations]
+
+
+def test_a_doc_section_is_a_full_answer_to_a_question_about_the_docs():
+    from dataclasses import replace
+
+    from askrepo.evidence import WINDOW_FACTOR, score_candidates
+
+    section = replace(
+        hit(2, "docs/options.md", 646, "## Values from Environment Variables\nRead options."),
+        symbol="Values from Environment Variables",
+        kind="section",
+        file_class="doc",
+    )
+    code = hit(
+        1,
+        "src/core.py",
+        10,
+        'def value_from_envvar(ctx):\n    """Read the option value from environment variables."""\n'
+        "    return read(ctx)",
+        symbol="Option.value_from_envvar",
+    )
+    q = "Where does the documentation explain reading option values from environment variables?"
+    weights = term_weights(question_terms(q), [h.text for h in (code, section)])
+    about_docs = score_candidates(q, [code, section], weights)
+    assert about_docs[1] > about_docs[0]  # the section leads the card
+    # the same section for a question not about the docs: WINDOW_FACTOR and the docs penalty
+    q2 = "How are option values read from environment variables?"
+    w2 = term_weights(question_terms(q2), [h.text for h in (code, section)])
+    plain = score_candidates(q2, [code, section], w2)
+    assert plain[1] < plain[0]
+    assert WINDOW_FACTOR < 1
