@@ -24,6 +24,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   function, not a getter or a declaration that shares its words. A definition the question
   names (``names_definition``) is never demoted; a line window (a module header, a table of
   constants) is never lifted.
+* ``header``: for a natural-language question a file's header window (a line window that
+  starts at line 1: module doc, imports, constants) scores HEADER_FACTOR: it says what the file
+  is about, while the question asks for the code that does it (``infile`` brings that in).
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``).
@@ -53,6 +56,7 @@ STAGES = (
     "pathwords",
     "coherence",
     "length",
+    "header",
     "priors",
     "trivial",
     "saturation",
@@ -83,6 +87,7 @@ INFILE_WEIGHT = 0.25  # RRF weight of that list (a quarter of the dense or FTS l
 LENGTH_BETA = 0.1  # 5 lines x0.87, 20 lines x1.0, 100 lines x1.17, 200+ lines x1.26
 LENGTH_REF = 20
 LENGTH_CAP = 200
+HEADER_FACTOR = 0.8  # a file's header window, for a natural-language question
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
 
 
@@ -134,6 +139,11 @@ def _stem(word: str) -> str:
             w = w[: -len(suffix)]
             break
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def is_header(h: Any) -> bool:
+    """A file's header window: a line window (not a definition) starting at line 1."""
+    return h.kind == "window" and h.start_line == 1
 
 
 def _length_for(h: Any, q: Query) -> float:
@@ -451,8 +461,9 @@ def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
 
 
 def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
-    """Apply the enabled re-scoring stages (coherence, pathwords, length, priors, trivial) to
-    the fused candidates (best first) and return them re-sorted (ties keep their order)."""
+    """Apply the enabled re-scoring stages (coherence, pathwords, length, header, priors,
+    trivial) to the fused candidates (best first) and return them re-sorted (ties keep their
+    order)."""
     off = set(disabled)
     scores = [float(h.score) for h in hits]
     if "coherence" not in off:
@@ -461,6 +472,10 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
         scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
     if "length" not in off and q.kind == NATURAL:
         scores = [s * _length_for(h, q) for s, h in zip(scores, hits, strict=True)]
+    if "header" not in off and q.kind == NATURAL:
+        scores = [
+            s * HEADER_FACTOR if is_header(h) else s for s, h in zip(scores, hits, strict=True)
+        ]
     if "priors" not in off:
         scores = [
             s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)

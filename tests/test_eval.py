@@ -533,6 +533,7 @@ def test_parse_config_ablations():
         "pathwords",
         "coherence",
         "length",
+        "header",
         "priors",
         "trivial",
         "saturation",

@@ -118,7 +118,9 @@ def test_trivial_windows_rank_below_every_other_candidate():
         hit("a/secrets.py", 0.020, kind="function", text="def redact(s):\n    return s"),
         hit("a/other.py", 0.010, kind="window", text="x = redact(y)"),
     ]
-    out = ranking.rescore(hits, q, disabled=("coherence", "pathwords", "length", "priors"))
+    out = ranking.rescore(
+        hits, q, disabled=("coherence", "pathwords", "length", "header", "priors")
+    )
     # trivial: min(0.030 * 0.5, 0.010 * 0.999) = 0.00999
     assert [h.kind for h in out] == ["function", "window", "window"]
     assert out[-1].score == pytest.approx(0.00999)
@@ -354,10 +356,35 @@ def test_length_never_lifts_a_line_window():
     q = parse_query("how is the language of a file detected")
     header = hit("ingest.py", 0.0300, kind="window", text=code(60), start=1, end=61)
     func = hit("ingest.py", 0.0290, text=code(12), symbol="detect_language", start=90, end=102)
-    off = ("coherence", "pathwords", "priors", "trivial")
+    off = ("coherence", "pathwords", "header", "priors", "trivial")
     out = ranking.rescore([header, func], q, disabled=off)
     # header: 0.0300 * min(1, 3**0.1) = 0.0300; detect_language named -> 0.0290 * 1.0
     assert [h.start_line for h in out] == [1, 90]
     assert [h.score for h in out] == pytest.approx([0.0300, 0.0290])
     short = hit("ingest.py", 0.0300, kind="window", text=code(5), start=1, end=6)
     assert ranking.rescore([short], q, off)[0].score == pytest.approx(0.0300 * 0.25**0.1)
+
+
+# --- header ---------------------------------------------------------------------------------
+
+
+def test_header_window_yields_to_the_code_for_a_natural_language_question():
+    q = parse_query("how are the dense and full-text rankings combined")
+    header = hit("multirepo.py", 0.0378, kind="window", text=code(20), start=1, end=33)
+    func = hit("retriever.py", 0.0351, text=code(20), symbol="rrf", start=41, end=62)
+    later = hit("retriever.py", 0.0340, kind="window", text=code(20), start=40, end=60)
+    off = ("coherence", "pathwords", "length", "priors", "trivial")
+    out = ranking.rescore([header, func, later], q, disabled=off)
+    # header: 0.0378 * 0.8 = 0.03024 < rrf 0.0351; a window further down the file is kept
+    assert [(h.path, h.start_line) for h in out] == [
+        ("retriever.py", 41),
+        ("retriever.py", 40),
+        ("multirepo.py", 1),
+    ]
+    assert out[2].score == pytest.approx(0.0378 * 0.8)
+    assert ranking.is_header(header) and not ranking.is_header(later)
+    assert not ranking.is_header(hit("a.py", 1.0, start=1, end=9))  # a definition at line 1
+    # switched off, or for a symbol query, the header keeps its place
+    assert ranking.rescore([header, func], q, off + ("header",))[0].path == "multirepo.py"
+    sym = parse_query("MultiRepo")
+    assert ranking.rescore([header, func], sym, off)[0].path == "multirepo.py"
