@@ -420,14 +420,19 @@ class IndexStore:
             self._table, self._matrix = None, None
         return True
 
-    def _run(self, make_query) -> list[tuple[str, Chunk, float]]:
-        """Run a query; if the version we hold was retired under us, move to the new one."""
+    def _retrying(self, run: Any) -> Any:
+        """``run()``; if the version we hold was retired under us, move to the new one and
+        run it again."""
         try:
-            return _rows_to_chunks(make_query(self.table).to_list())
+            return run()
         except Exception:
             if not self.refresh():
                 raise
-            return _rows_to_chunks(make_query(self.table).to_list())
+            return run()
+
+    def _run(self, make_query) -> list[tuple[str, Chunk, float]]:
+        """Run a query; if the version we hold was retired under us, move to the new one."""
+        return self._retrying(lambda: _rows_to_chunks(make_query(self.table).to_list()))
 
     # -- queries ----------------------------------------------------------------------------
     def dense(
@@ -459,12 +464,7 @@ class IndexStore:
             by_id = {cid: chunk for cid, chunk, _ in _rows_to_chunks(rows.to_list())}
             return [(cid, by_id[cid], sc) for cid, sc in found if cid in by_id]
 
-        try:
-            return run()
-        except Exception:
-            if not self.refresh():
-                raise
-            return run()
+        return self._retrying(run)
 
     def in_files(
         self, vector: Sequence[float], paths: Sequence[str], classes: Iterable[str] | None = None
@@ -504,12 +504,7 @@ class IndexStore:
             )
             return [(keep[j][0], keep[j][1], float(scores[j])) for j in order]
 
-        try:
-            return run()
-        except Exception:
-            if not self.refresh():
-                raise
-            return run()
+        return self._retrying(run)
 
     def start_search(self) -> None:
         """Called by each search; from the second one on, queries use the in-memory mirror."""

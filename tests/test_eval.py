@@ -526,18 +526,10 @@ def test_parse_benchmark_format():
 def test_parse_config_ablations():
     s = parse_config("hybrid+scope-priors-defs")
     assert s.scope and s.disabled == ("priors", "defs")
-    assert parse_config("hybrid+scope-ranking").disabled == (
-        "adaptive",
-        "defs",
-        "infile",
-        "pathwords",
-        "coherence",
-        "length",
-        "header",
-        "priors",
-        "trivial",
-        "saturation",
-    )
+    from askrepo.ranking import STAGES
+
+    assert parse_config("hybrid+scope-ranking").disabled == STAGES  # every stage, in order
+    assert len(STAGES) == 10 and STAGES[0] == "adaptive" and STAGES[-1] == "saturation"
     o = parse_config("hybrid+scope-trivial").options(5)
     assert o.disabled == ("trivial",) and o.k == 10  # NDCG@10 needs ten hits
     f = parse_config("hybrid+scope+files")
