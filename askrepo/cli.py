@@ -510,6 +510,8 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         if explain:
             d, f = h.sources.get("dense"), h.sources.get("fts")
             note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
+            if h.sources.get("infile"):
+                note += f", #{h.sources['infile']} in the best file"
             row += [str(d) if d else "-", str(f) if f else "-", note]
         t.add_row(*row)
     out.print(t)

@@ -325,15 +325,15 @@ class Retriever:
             weights.append(w_fts)
 
         fused = rrf(lists, weights=weights)
+        infile_ids: list[str] = []
         if hybrid and qvec is not None and q.kind == NATURAL and "infile" not in off:
             # every chunk of the best file competes, ranked by dense similarity within it
             files = ranking.best_files([chunks[c].path for c, _ in fused])
-            ids = []
             for cid, chunk, _ in self.store.in_files(qvec, files, classes) if files else []:
                 chunks.setdefault(cid, chunk)
-                ids.append(cid)
-            if ids:
-                lists.append(ids)
+                infile_ids.append(cid)
+            if infile_ids:
+                lists.append(infile_ids)
                 weights.append(ranking.INFILE_WEIGHT * coverage)
                 fused = rrf(lists, weights=weights)
         symbol_ids: list[str] = []
@@ -373,10 +373,15 @@ class Retriever:
 
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
-        hits = [
-            _hit(chunks[cid], score, {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)})
-            for cid, score in fused
-        ]
+        infile_rank = {cid: r for r, cid in enumerate(infile_ids, 1)}
+
+        def sources(cid: str) -> dict[str, int | None]:
+            out = {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)}
+            if cid in infile_rank:  # its rank inside the best file (the infile stage)
+                out["infile"] = infile_rank[cid]
+            return out
+
+        hits = [_hit(chunks[cid], score, sources(cid)) for cid, score in fused]
         if hybrid:
             hits = ranking.rescore(hits, q, off)
         hits = merge_overlaps(hits)

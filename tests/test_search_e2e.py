@@ -51,6 +51,20 @@ def test_natural_language_questions_find_the_function(retriever):
     assert ranks[q] == 1
 
 
+def test_infile_stage_brings_in_the_best_files_chunks(retriever):
+    q = "how does a user session get logged out or expire?"
+    res = retriever.search(q, SearchOptions(k=10))
+    best = res.hits[0].path
+    ranked = [h for h in res.hits if "infile" in h.sources]
+    assert ranked and {h.path for h in ranked} == {best}  # only the best file's chunks
+    assert sorted(h.sources["infile"] for h in ranked)[0] == 1
+    off = retriever.search(q, SearchOptions(k=10, disabled=("infile",)))
+    assert not any("infile" in h.sources for h in off.hits)
+    # a symbol query never takes this path
+    sym = retriever.search("authenticate_user", SearchOptions(k=10))
+    assert not any("infile" in h.sources for h in sym.hits)
+
+
 @pytest.mark.parametrize(
     "query, path, symbol",
     [
