@@ -24,8 +24,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   function, not a getter or a declaration that shares its words. A definition the question
   names (``names_definition``) is never demoted; a line window (a module header, a table of
   constants) is never lifted.
-* ``header``: for a natural-language question a file's header window (a line window that
-  starts at line 1: module doc, imports, constants) scores HEADER_FACTOR: it says what the file
+* ``header``: for a natural-language question a code or test file's header window (a line window
+  that starts at line 1: module doc, imports, constants) scores HEADER_FACTOR: it says what the file
   is about, while the question asks for the code that does it (``infile`` brings that in).
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .datatypes import NON_DEFINITION_KINDS
+from .datatypes import CODE, NON_DEFINITION_KINDS, TEST
 from .query import NATURAL, SYMBOL, TRACE, Query
 
 STAGES = (
@@ -142,8 +142,11 @@ def _stem(word: str) -> str:
 
 
 def is_header(h: Any) -> bool:
-    """A file's header window: a line window (not a definition) starting at line 1."""
-    return h.kind == "window" and h.start_line == 1
+    """A code or test file's header window: a line window (not a definition) starting at
+    line 1. A config file's first window is its content, not a header, and is never one."""
+    return (
+        h.kind == "window" and h.start_line == 1 and getattr(h, "file_class", CODE) in (CODE, TEST)
+    )
 
 
 def _length_for(h: Any, q: Query) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from askrepo import ranking
@@ -384,6 +386,8 @@ def test_header_window_yields_to_the_code_for_a_natural_language_question():
     assert out[2].score == pytest.approx(0.0378 * 0.8)
     assert ranking.is_header(header) and not ranking.is_header(later)
     assert not ranking.is_header(hit("a.py", 1.0, start=1, end=9))  # a definition at line 1
+    config = replace(hit("app.toml", 1.0, kind="window", start=1, end=9), file_class="config")
+    assert not ranking.is_header(config)  # a config file's first window is its content
     # switched off, or for a symbol query, the header keeps its place
     assert ranking.rescore([header, func], q, off + ("header",))[0].path == "multirepo.py"
     sym = parse_query("MultiRepo")
