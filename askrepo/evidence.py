@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from askrepo.datatypes import CODE, DOC, TEST
-from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
+from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier, stem
 from askrepo.lines import span_hash, split_lines
 from askrepo.retriever import detect_scope
 
@@ -52,7 +52,6 @@ QUESTION_WORDS = frozenset(
     work works handle handles handled take takes make makes line lines exactly place
     """.split()
 )
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _DECORATOR = re.compile(r"^\s*(?:@|#\[)")
@@ -62,26 +61,6 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s
 
 # ------------------------------------------------------------------------------------------
 # Terms
-
-
-def stem(word: str) -> str:
-    """A crude, stable stem: lower case, one common English suffix removed (the stem keeps at
-    least 3 letters), then a final ``e`` and a doubled final consonant dropped, so that
-    "merged", "merge" and "merges" meet, and so do "overlapping" and "overlaps".
-
-    >>> [stem(w) for w in ("interrupted", "Indexes", "runs", "running", "merge", "merged")]
-    ['interrupt', 'index', 'run', 'run', 'merg', 'merg']
-    """
-    w = word.lower()
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: -len(suf)]
-            break
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]
-    return w
 
 
 def terms_of(text: str) -> list[str]:

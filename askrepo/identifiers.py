@@ -238,3 +238,26 @@ def fts_query(query: str, max_terms: int = 32) -> str:
                 if len(out) >= max_terms:
                     return " ".join(out)
     return " ".join(out)
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A crude, stable stem: lower case, one common English suffix removed (the stem keeps at
+    least 3 letters), then a final ``e`` and a doubled final consonant dropped, so that
+    "merged", "merge" and "merges" meet, and so do "overlapping" and "overlaps".
+
+    >>> [stem(w) for w in ("interrupted", "Indexes", "runs", "running", "merge", "merged")]
+    ['interrupt', 'index', 'run', 'run', 'merg', 'merg']
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w

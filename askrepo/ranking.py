@@ -47,6 +47,7 @@ from dataclasses import replace
 from typing import Any
 
 from .datatypes import CODE, NON_DEFINITION_KINDS, TEST
+from .identifiers import stem
 from .query import NATURAL, SYMBOL, TRACE, Query
 
 STAGES = (
@@ -130,17 +131,6 @@ def length_factor(lines: int, named: bool = False) -> float:
     return max(f, 1.0) if named else f
 
 
-def _stem(word: str) -> str:
-    """Crude English stem for matching a question word to a name: hashed, hashes -> hash;
-    storing, store -> stor; expired, expire -> expir."""
-    w = word.lower()
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            break
-    return w[:-1] if w.endswith("e") and len(w) > 3 else w
-
-
 def is_header(h: Any) -> bool:
     """A code or test file's header window: a line window (not a definition) starting at
     line 1. A config file's first window is its content, not a header, and is never one."""
@@ -158,15 +148,15 @@ def _length_for(h: Any, q: Query) -> float:
 
 def names_definition(words: Sequence[str], symbol: str | None) -> bool:
     """Whether the question's words name this definition: the last part of its symbol whole,
-    or every part of a compound name, matched by ``words_match`` or the same ``_stem``
+    or every part of a compound name, matched by ``words_match`` or the same ``stem``
     (expire -> SessionStore.expire; passwords hashed -> hash_password)."""
     if not symbol:
         return False
     whole, parts = _name_parts(re.split(r"[.:#]+", symbol)[-1])
-    stems = {_stem(w) for w in words}
+    stems = {stem(w) for w in words}
 
     def said(name: str) -> bool:
-        return _stem(name) in stems or any(words_match(w, name) for w in words)
+        return stem(name) in stems or any(words_match(w, name) for w in words)
 
     if len(whole) >= 3 and said(whole):
         return True
