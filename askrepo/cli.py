@@ -489,7 +489,6 @@ def print_files(result: Any) -> None:
 
 
 def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:
-    from rich.syntax import Syntax
     from rich.table import Table
 
     if not result.hits:
@@ -506,13 +505,14 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         t.add_column("fts", justify="right")
         t.add_column("note")
     for h in result.hits:
-        row = [str(h.rank), h.location, h.symbol or f"({h.kind})", f"{h.score:.4f}"]
+        row = [str(h.rank), escape(h.location), escape(h.symbol or f"({h.kind})")]
+        row.append(f"{h.score:.4f}")
         if explain:
             d, f = h.sources.get("dense"), h.sources.get("fts")
             note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
             if h.sources.get("infile"):
                 note += f", #{h.sources['infile']} in the best file"
-            row += [str(d) if d else "-", str(f) if f else "-", note]
+            row += [str(d) if d else "-", str(f) if f else "-", escape(note)]
         t.add_row(*row)
     out.print(t)
     if explain:
@@ -521,22 +521,28 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
             f"{', '.join(result.filters) or 'none'} · {result.elapsed_ms:.0f} ms[/]"
         )
     for h in result.hits:
-        lines = h.text.split("\n")
-        snippet = "\n".join(lines[:preview_lines])
-        loc, sym = escape(h.location), escape(h.symbol or "")
-        out.print(f"\n[bold cyan]{h.rank}. {loc}[/] [dim]{sym}[/]")
-        out.print(
-            Syntax(
-                snippet,
-                h.language or "text",
-                line_numbers=True,
-                start_line=h.start_line,
-                word_wrap=False,
-                theme="ansi_dark",
-            )
+        print_snippet(h, escape(h.location), preview_lines)
+
+
+def print_snippet(h: Any, title: str, preview_lines: int = 6) -> None:
+    """One hit under ``title`` (already markup-escaped): its first ``preview_lines`` lines with
+    line numbers, and how many more there are."""
+    from rich.syntax import Syntax
+
+    lines = h.text.split("\n")
+    out.print(f"\n[bold cyan]{h.rank}. {title}[/] [dim]{escape(h.symbol or '')}[/]")
+    out.print(
+        Syntax(
+            "\n".join(lines[:preview_lines]),
+            h.language or "text",
+            line_numbers=True,
+            start_line=h.start_line,
+            word_wrap=False,
+            theme="ansi_dark",
         )
-        if len(lines) > preview_lines:
-            out.print(f"[dim]   … {len(lines) - preview_lines} more lines[/]")
+    )
+    if len(lines) > preview_lines:
+        out.print(f"[dim]   … {len(lines) - preview_lines} more lines[/]")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,10 +26,10 @@ def _roots(repos: list[Path]) -> list[Path]:
 def search_repos(
     repos: list[Path], query: str, opts: Any, *, model: str | None, json_out: bool, explain: bool
 ) -> None:
-    from rich.syntax import Syntax
+    from rich.markup import escape
     from rich.table import Table
 
-    from .cli import err, out
+    from .cli import err, out, print_snippet
     from .multirepo import search_many
     from .retriever import Retriever
     from .store import worktree_changed
@@ -48,7 +48,7 @@ def search_repos(
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
     if not result.hits:
-        out.print(f"No results for {query!r}.")
+        out.print(f"No results for {escape(repr(query))}.")
         return
     t = Table(box=None, header_style="bold")
     for col, just in (("#", "right"), ("repo", "left"), ("location", "left"), ("symbol", "left")):
@@ -58,7 +58,8 @@ def search_repos(
         t.add_column("repo rank", justify="right")
     for rh in result.hits:
         h = rh.hit
-        row = [str(h.rank), Path(rh.repo).name, h.location, h.symbol or f"({h.kind})"]
+        names = (Path(rh.repo).name, h.location, h.symbol or f"({h.kind})")
+        row = [str(h.rank), *(escape(x) for x in names)]
         row.append(f"{h.score:.4f}")
         if explain:
             row.append(str(rh.repo_rank))
@@ -70,18 +71,7 @@ def search_repos(
             f"{', '.join(result.filters) or 'none'} · {result.elapsed_ms:.0f} ms[/]"
         )
     for rh in result.hits:
-        h = rh.hit
-        snippet = "\n".join(h.text.split("\n")[:6])
-        out.print(f"\n[bold cyan]{h.rank}. {Path(rh.repo).name}: {h.location}[/]")
-        out.print(
-            Syntax(
-                snippet,
-                h.language or "text",
-                line_numbers=True,
-                start_line=h.start_line,
-                theme="ansi_dark",
-            )
-        )
+        print_snippet(rh.hit, escape(f"{Path(rh.repo).name}: {rh.hit.location}"))
 
 
 def ask_retriever(repos: list[Path]) -> Any:

@@ -163,3 +163,30 @@ def test_fuse_never_returns_more_than_k(k):
         out = fuse(lists, k=k, method=method)
         assert len(out) == k
         assert len({(h.repo, h.hit.path) for h in out}) == k
+
+
+def test_cli_search_over_several_repos_prints_names_and_code_verbatim(tmp_path, monkeypatch):
+    """Real index (MiniLM), real CLI: a repo named `lib[x]` and `tuple[str, int]` in the code
+    are text, not rich markup tags to swallow; each hit shows its first lines."""
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.indexer import index_repo
+
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    code = "def pair() -> tuple[str, int]:\n    return ('a', 1)\n"
+    repos = []
+    for name in ("app", "lib[x]"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "m.py").write_text(code, encoding="utf-8")
+        index_repo(root)
+        repos += ["--repo", str(root)]
+    r = CliRunner().invoke(app, ["search", "pair of a string and an int", *repos, "-k", "2"])
+    assert r.exit_code == 0, r.output
+    assert "lib[x]: m.py:1-2" in r.output and "app: m.py:1-2" in r.output
+    assert r.output.count("lib[x]") == 2  # the table's repo column and the hit's heading
+    assert "tuple[str, int]" in r.output
+    none = CliRunner().invoke(app, ["search", "[bold]zzz", *repos, "--mode", "fts"])
+    assert none.exit_code == 0, none.output
+    assert "No results for '[bold]zzz'." in none.output
