@@ -9,8 +9,6 @@ Needs the ``server`` extra of llama-cpp-python (fastapi, uvicorn, sse-starlette,
 from __future__ import annotations
 
 import importlib.util
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,7 +16,8 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
+from click_corpus import missing_prerequisite
+from serve_env import free_port  # noqa: F401 (re-exported for the server tests)
 
 ALIAS = "smollm2"
 
@@ -38,15 +37,7 @@ def require_server() -> None:
     """Skip (locally) or fail (CI=true) when the real server cannot run."""
     why = server_missing()
     if why:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(why)
-        pytest.skip(why)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        missing_prerequisite(why)
 
 
 def smollm2_path() -> Path:

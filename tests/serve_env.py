@@ -65,14 +65,12 @@ def need(module: str, why: str):
     """Import ``module``; when missing, fail under CI=true, else skip with the reason."""
     import importlib
 
-    import pytest
+    from click_corpus import missing_prerequisite
 
     try:
         return importlib.import_module(module)
     except ImportError:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{module} is missing: {why}")
-        pytest.skip(f"{module} is missing: {why}")
+        missing_prerequisite(f"{module} is missing: {why}")
 
 
 def free_port() -> int:
@@ -126,6 +124,17 @@ class ServeEnv:
         kw.setdefault("port", free_port())
         kw.setdefault("tokens_path", self.home / "tokens.json")
         return ServeSettings(**kw)
+
+    @classmethod
+    def indexed(cls, root: Path):
+        """A generator for a module-scoped fixture: both repos indexed under ``root/home``,
+        with ASKREPO_HOME set to it until the module is done."""
+        from fixture_repo import askrepo_home
+
+        with askrepo_home(root / "home"):
+            env = cls(root)
+            env.index()
+            yield env
 
     def server(self, **kw):
         from askrepo.serve import ServerThread

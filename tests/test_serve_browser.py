@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from click_corpus import missing_prerequisite
 from serve_env import ScriptedLLM, ServeEnv
 
 pytestmark = [pytest.mark.slow]
@@ -28,22 +29,13 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 def _need(ok: bool, why: str) -> None:
-    if ok:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{why} (CI=true: install.sh installs chromium + chromium-driver as root)")
-    pytest.skip(why)
+    if not ok:
+        missing_prerequisite(f"{why} (install.sh installs chromium + chromium-driver as root)")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("serve-browser")
-    mp.setenv("ASKREPO_HOME", str(root / "home"))
-    e = ServeEnv(root)
-    e.index()
-    yield e
-    mp.undo()
+    yield from ServeEnv.indexed(tmp_path_factory.mktemp("serve-browser"))
 
 
 @pytest.fixture(autouse=True)

@@ -23,13 +23,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("serve")
-    mp.setenv("ASKREPO_HOME", str(root / "home"))
-    e = ServeEnv(root)
-    e.index()
-    yield e
-    mp.undo()
+    yield from ServeEnv.indexed(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(autouse=True)
