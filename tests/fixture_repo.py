@@ -664,10 +664,25 @@ def expected_skipped() -> dict[str, list[str]]:
 # --- building it ---------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> None:
+def _git_env() -> dict[str, str]:
+    """The environment minus user/system git config and inherited GIT_* variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k == "GIT_EXEC_PATH"}
     env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return env
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env=_git_env(), check=True, capture_output=True)
+
+
+def git(root: Path, *args: str) -> str:
+    """git in ``root`` for tests: hermetic (``_git_env``), author and committer ``t``; returns
+    the stripped standard output."""
+    env = _git_env()
+    for who in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "t", "t@example.invalid"
+    out = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return out.stdout.decode("utf-8", "replace").strip()
 
 
 def _write(root: Path, rel: str, content: str | bytes) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from types import SimpleNamespace as NS
 
@@ -20,15 +19,7 @@ from askrepo.freshness import (
 from askrepo.indexer import index_repo
 from askrepo.store import open_index
 from tests.fakes import FakeEmbedder
-
-
-def git(root, *args):
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
+from tests.fixture_repo import git
 
 
 def fresh(root):

@@ -20,6 +20,7 @@ from tests.fixture_repo import (
     LABELS_PY,
     expected_kept,
     expected_skipped,
+    git,
     make_fixture_repo,
 )
 
@@ -33,14 +34,6 @@ def _hermetic_git(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
     monkeypatch.delenv("ASKREPO_MAX_FILE_BYTES", raising=False)
-
-
-def git(root: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-    for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "t", "t@example.invalid"
-    out = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-    return out.stdout.decode()
 
 
 def kept(result) -> dict[str, tuple[str | None, str]]:
@@ -728,7 +721,6 @@ def test_walk_speed_sanity_on_many_files(tmp_path):
 
 
 def test_git_commit_is_none_for_a_root_the_enclosing_repo_ignores(tmp_path):
-    import subprocess
 
     from askrepo.ingest import git_commit
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -14,18 +13,9 @@ from askrepo.retriever import Retriever, SearchOptions
 from askrepo.store import open_index
 from askrepo.store_writer import IndexWriter
 from tests.fakes import FakeEmbedder
-from tests.fixture_repo import run_cli
+from tests.fixture_repo import git, run_cli
 
 FRESH_KEYS = {"indexed_commit", "head_commit", "stale", "changed_files"}
-
-
-def git(root, *args):
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

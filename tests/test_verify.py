@@ -7,7 +7,6 @@ CLI against real `git show`, and the MCP tool through a real MCP session.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from askrepo.errors import UsageError
 from askrepo.lines import span_hash
 from askrepo.verify import Citation, find_hash_runs, find_runs, judge, parse_citation
 from askrepo.verify import verify_citation as verify
-from tests.fixture_repo import run_cli
+from tests.fixture_repo import git, run_cli
 
 APP = """\
 import os
@@ -33,15 +32,6 @@ def save(path, text):
         fh.write(text)
 """
 # load() is lines 4-6, save() lines 9-11
-
-
-def git(root: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")  # fmt: skip
-    out = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
-    )
-    return out.stdout.strip()
 
 
 @pytest.fixture
