@@ -50,6 +50,9 @@ class ModelSpec:
     hub_model: str | None = None  # fastembed model name, downloaded from Hugging Face
     download_mb: int = 0
     distill_from: str | None = None  # MODELS name of the teacher of a static table (static_embed)
+    # A chunk whose text is longer than this many characters (about max_tokens of code) also
+    # gets piece vectors of its later lines (indexer.piece_texts); 0: one vector per chunk.
+    piece_chars: int = 0
 
 
 _MINILM = {
@@ -58,6 +61,8 @@ _MINILM = {
     "dim": 384,
     "max_tokens": 256,  # sentence-transformers' max_seq_length for this model
     "download_mb": 84,
+    # ~3.5 characters of code per WordPiece token; docs/eval.md "Piece vectors"
+    "piece_chars": 900,
 }
 _MINILM_FP32 = ModelSpec(
     model_id="all-MiniLM-L6-v2",

@@ -336,7 +336,7 @@ def paired_counts(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, int, 
 
 
 _MODES = ("dense", "fts", "hybrid")
-_FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol", "files")
+_FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol", "nopieces", "files")
 NDCG_K = 10  # NDCG is always NDCG@10 (each search fetches at least 10 hits)
 FILE_POOL = 20  # chunk hits aggregated per file by a +files configuration (as search --files)
 
@@ -344,9 +344,10 @@ FILE_POOL = 20  # chunk hits aggregated per file by a +files configuration (as s
 @dataclass(frozen=True)
 class ConfigSpec:
     """A parsed configuration name:
-    ``MODE[+scope][+expand][+rerank][+hyde][+nosymbol][+files][-STAGE...][@VAR...]``.
+    ``MODE[+scope][+expand][+rerank][+hyde][+nosymbol][+nopieces][+files][-STAGE...][@VAR...]``.
 
-    ``nosymbol`` turns off the hybrid retriever's exact-symbol boost (an ablation). ``-STAGE``
+    ``nosymbol`` turns off the hybrid retriever's exact-symbol boost (an ablation); ``nopieces``
+    makes dense search ignore the piece vectors of long chunks (an ablation). ``-STAGE``
     switches off one ranking stage (``askrepo.ranking.STAGES``: ``-defs``, ``-priors`` …);
     ``-ranking`` switches off all of them. ``+files`` ranks files (``files.rank_files`` over
     the top FILE_POOL chunks), one result per file, as ``search --files``.
@@ -364,6 +365,7 @@ class ConfigSpec:
     rerank: bool = False
     hyde: bool = False
     nosymbol: bool = False
+    nopieces: bool = False
     files: bool = False
     disabled: tuple[str, ...] = ()
     model: str | None = None
@@ -389,6 +391,7 @@ class ConfigSpec:
             scope=self.scope,
             expand=self.expand,
             symbol_boost=not self.nosymbol,
+            pieces=not self.nopieces,
             disabled=self.disabled,
             max_per_file=0 if self.files else None,
         )

@@ -57,14 +57,54 @@ class IndexSummary:
 
 def embed_text(chunk: Chunk, enrich: bool) -> str:
     """The text that gets embedded: an optional header (path, symbol, context) then the code."""
+    return _embed_header(chunk, enrich) + chunk.text
+
+
+def _embed_header(chunk: Chunk, enrich: bool) -> str:
     if not enrich:
-        return chunk.text
+        return ""
     head = [f"# {chunk.path}"]
     if chunk.symbol:
         head.append(f"# {chunk.kind} {chunk.symbol}")
     if chunk.context:
         head.append(f"# {chunk.context}")
-    return "\n".join(head) + "\n" + chunk.text
+    return "\n".join(head) + "\n"
+
+
+PIECE_START = 0.8  # a chunk's own vector is taken to read this share of piece_chars of its text
+PIECE_OVERLAP = 3  # lines the first piece repeats from the end of that part
+PIECE_MIN_CHARS = 80  # a shorter tail is not worth a vector
+
+
+def piece_texts(chunk: Chunk, enrich: bool, chars: int, limit: int) -> list[str]:
+    """Texts of a long chunk's *piece* vectors: the embedding model reads only its first
+    ~``chars`` characters (256 MiniLM tokens), so the lines after that are embedded again in
+    windows of about ``chars`` characters, each under the chunk's header, at most ``limit``.
+
+    The first window starts PIECE_OVERLAP lines before the point where the chunk's own
+    vector stops reading (PIECE_START of ``chars``); windows are whole lines, and a last one
+    under PIECE_MIN_CHARS characters is dropped. A chunk no longer than ``chars`` has none.
+    """
+    if chars <= 0 or limit <= 0 or len(chunk.text) <= chars:
+        return []
+    head = _embed_header(chunk, enrich)
+    lines = chunk.text.splitlines(keepends=True)
+    i = read = 0
+    while i < len(lines) and read < chars * PIECE_START:
+        read += len(lines[i])
+        i += 1
+    i = max(0, i - PIECE_OVERLAP)
+    out: list[str] = []
+    while i < len(lines) and len(out) < limit:
+        window: list[str] = []
+        size = 0
+        while i < len(lines) and size < chars:
+            window.append(lines[i])
+            size += len(lines[i])
+            i += 1
+        if size >= PIECE_MIN_CHARS:
+            out.append(head + "".join(window))
+    return out
 
 
 def fts_text(chunk: Chunk) -> str:
@@ -342,21 +382,33 @@ def _embed_pending(
         return 0
     if isinstance(embedder, _LazyEmbedder):
         embedder.load()
+    from .store import MAX_PIECES
+
     texts = [embed_text(c, enrich) for c in pending]
+    chars = _piece_chars(embedder) if w.has_pieces else 0
+    pieces = [piece_texts(c, enrich, chars, MAX_PIECES) for c in pending]
     total = len(pending)
     done = 0
     report("embed", 0, total)
     for idx in embed_batches(texts, EMBED_BATCH):
+        # a chunk's pieces go in the same append as its own vector (one commit per batch)
+        piece_of = [j for j, i in enumerate(idx) for _ in pieces[i]]
+        batch = [texts[i] for i in idx] + [p for i in idx for p in pieces[i]]
         t0 = time.perf_counter()
-        vectors = embedder.embed_documents([texts[i] for i in idx], batch_size=ENCODE_BATCH)
+        vectors = embedder.embed_documents(batch, batch_size=ENCODE_BATCH)
         timings["embed"] += time.perf_counter() - t0
         t0 = time.perf_counter()
-        w.add_vectors([pending[i] for i in idx], vectors)
+        w.add_vectors([pending[i] for i in idx], vectors[: len(idx)], piece_of, vectors[len(idx) :])
         w.commit_vectors()
         timings["store"] += time.perf_counter() - t0
         done += len(idx)
         report("embed", done, total)
     return done
+
+
+def _piece_chars(embedder: Any) -> int:
+    """The model's ``ModelSpec.piece_chars`` (0 for an embedder without a spec: no pieces)."""
+    return int(getattr(getattr(embedder, "spec", None), "piece_chars", 0) or 0)
 
 
 def _chunks_by_language(w: Any) -> dict[str, int]:
@@ -386,6 +438,7 @@ class _LazyEmbedder:
 
         spec = model_spec(name)  # a UsageError that lists the choices for an unknown name
         self.name = name
+        self.spec = spec
         self.model_id = spec.model_id
         self.dim = spec.dim
         self._timings = timings

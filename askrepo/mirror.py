@@ -6,6 +6,10 @@ starts, and then answers dense, symbol and caller queries from memory in millise
 Chunks whose vectors are not computed yet (phase 2 of an index run still pending) have
 ``embedded[i] == False`` and never appear in dense results; they still answer symbol and
 caller lookups, and full-text search (which the store runs in LanceDB).
+
+A chunk longer than the model's window also has *piece* vectors (``set_pieces``: the same
+header over its later lines, ``indexer.piece_texts``); its dense score is the best of its own
+vector and its pieces', so code past the model's first 256 tokens can still be found.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class Mirror:
         self.embedded = (
             np.ones(len(ids), dtype=bool) if embedded is None else np.asarray(embedded, dtype=bool)
         )
+        self.piece_owner = np.zeros(0, dtype=np.int64)  # row position of each piece's chunk
+        self.piece_matrix = np.zeros((0, mat.shape[1] if mat.ndim == 2 else 0), dtype=np.float32)
         self._masks: dict[frozenset[str], Any] = {}
         self.position = {cid: i for i, cid in enumerate(ids)}
         self.by_last: dict[str, list[int]] = {}
@@ -62,6 +68,36 @@ class Mirror:
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         self.matrix[rows] = vecs / np.where(norms == 0, 1.0, norms)
 
+    def set_pieces(self, owners: Any, vectors: Any) -> None:
+        """Piece vectors (unit-normalised here) of the chunks at row positions ``owners``."""
+        import numpy as np
+
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(owners), -1)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        self.piece_owner = np.asarray(owners, dtype=np.int64)
+        self.piece_matrix = vecs / np.where(norms == 0, 1.0, norms)
+
+    def scores(self, q: Any, pieces: bool = True, rows: Any = None) -> Any:
+        """Cosine with unit vector ``q`` of every row (or of ``rows``, in that order): a chunk's
+        best of its own vector and its pieces' (``pieces=False``: its own vector only)."""
+        import numpy as np
+
+        if rows is None:
+            scores = self.matrix @ q
+            owner, pmat = self.piece_owner, self.piece_matrix
+        else:
+            rows = np.asarray(rows, dtype=np.int64)
+            scores = self.matrix[rows] @ q
+            where = {int(r): j for j, r in enumerate(rows)}
+            sel = np.isin(self.piece_owner, rows) if len(self.piece_owner) else []
+            owner = np.asarray([where[int(o)] for o in self.piece_owner[sel]], dtype=np.int64)
+            pmat = self.piece_matrix[sel] if len(owner) else self.piece_matrix[:0]
+        if pieces and len(owner):
+            best = np.full(len(scores), -np.inf, dtype=np.float32)
+            np.maximum.at(best, owner, pmat @ q)
+            scores = np.maximum(scores, best)
+        return scores
+
     def class_mask(self, classes: Iterable[str]) -> Any:
         import numpy as np
 
@@ -70,7 +106,13 @@ class Mirror:
             self._masks[key] = np.isin(self.classes, list(key))
         return self._masks[key]
 
-    def dense(self, vector: Sequence[float], n: int, classes: Iterable[str] | None) -> list[Row]:
+    def dense(
+        self,
+        vector: Sequence[float],
+        n: int,
+        classes: Iterable[str] | None,
+        pieces: bool = True,
+    ) -> list[Row]:
         """Exact cosine search over the embedded chunks (same results as LanceDB's flat scan)."""
         import numpy as np
 
@@ -78,7 +120,7 @@ class Mirror:
             return []
         q = np.asarray(vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        scores = self.matrix @ q
+        scores = self.scores(q, pieces)
         keep = self.embedded
         if classes is not None:
             keep = keep & self.class_mask(classes)
@@ -91,7 +133,11 @@ class Mirror:
         return [(self.ids[i], self.chunks[i], float(scores[i])) for i in top]
 
     def in_files(
-        self, vector: Sequence[float], paths: Sequence[str], classes: Iterable[str] | None
+        self,
+        vector: Sequence[float],
+        paths: Sequence[str],
+        classes: Iterable[str] | None,
+        pieces: bool = True,
     ) -> list[Row]:
         """Every embedded chunk of these files by cosine similarity to ``vector``, best first
         (ties by path and line)."""
@@ -105,7 +151,7 @@ class Mirror:
             return []
         q = np.asarray(vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        scores = self.matrix[idx] @ q
+        scores = self.scores(q, pieces, idx)
         chunks = [self.chunks[i] for i in idx]
         order = sorted(
             range(len(idx)), key=lambda j: (-scores[j], chunks[j].path, chunks[j].start_line)

@@ -157,6 +157,7 @@ class SearchOptions:
     candidates: int = 50
     extra_queries: list[str] = field(default_factory=list)
     symbol_boost: bool = True
+    pieces: bool = True  # False: dense scores ignore piece vectors (an ablation, `+nopieces`)
     disabled: tuple[str, ...] = ()  # ranking stages switched off (ranking.STAGES), for ablation
 
 
@@ -310,7 +311,7 @@ class Retriever:
                 if qvec is None:
                     qvec = vec
                 ids = []
-                for cid, chunk, _ in self.store.dense(vec, n, classes):
+                for cid, chunk, _ in self.store.dense(vec, n, classes, opts.pieces):
                     chunks[cid] = chunk
                     ids.append(cid)
                 lists.append(ids)
@@ -329,7 +330,8 @@ class Retriever:
         if hybrid and qvec is not None and q.kind == NATURAL and "infile" not in off:
             # every chunk of the best file competes, ranked by dense similarity within it
             files = ranking.best_files([chunks[c].path for c, _ in fused])
-            for cid, chunk, _ in self.store.in_files(qvec, files, classes) if files else []:
+            in_best = self.store.in_files(qvec, files, classes, opts.pieces) if files else []
+            for cid, chunk, _ in in_best:
                 chunks.setdefault(cid, chunk)
                 infile_ids.append(cid)
             if infile_ids:

@@ -42,6 +42,9 @@ from .errors import IndexIncompatibleError, NoIndexError
 if TYPE_CHECKING:
     from .mirror import Mirror
 
+# A chunk longer than the model's window gets at most this many piece vectors besides its own
+# (``indexer.piece_texts``); dense search relies on the bound.
+MAX_PIECES = 3
 SCHEMA_VERSION = 2  # 2: vectors in their own table (two-phase indexing)
 META_FILE = "meta.json"
 # Old table versions stay readable this long after a newer commit (for searches in flight).
@@ -280,19 +283,37 @@ def _load_vectors(mirror: Mirror, vectors: Any, meta: IndexMeta) -> None:
 
     embedded = np.zeros(len(mirror.ids), dtype=bool)
     if meta.embedded_count:
-        varr = vectors.search().select(["id", "vector"]).limit(meta.embedded_count).to_arrow()
+        pieces = _has_pieces(vectors)
+        cols = ["id", "piece", "vector"] if pieces else ["id", "vector"]
+        varr = vectors.search().select(cols).limit(max(vectors.count_rows(), 1)).to_arrow()
         vmat = np.asarray(varr.column("vector").combine_chunks().values, dtype=np.float32)
         vmat = vmat.reshape(len(varr), meta.dim)
-        rows, found = [], []
+        number = varr.column("piece").to_pylist() if pieces else [0] * len(varr)
+        rows, found, owners, piece_rows = [], [], [], []
         for j, cid in enumerate(varr.column("id").to_pylist()):
             i = mirror.position.get(cid)
-            if i is not None:
+            if i is None:
+                continue
+            if number[j]:
+                owners.append(i)
+                piece_rows.append(j)
+            else:
                 rows.append(i)
                 found.append(j)
         if rows:
             mirror.set_vectors(np.asarray(rows), vmat[np.asarray(found)])
             embedded[rows] = True
+        keep = [n for n, i in enumerate(owners) if embedded[i]]
+        if keep:
+            mirror.set_pieces(
+                np.asarray(owners)[keep], vmat[np.asarray(piece_rows)[np.asarray(keep)]]
+            )
     mirror.embedded = embedded
+
+
+def _has_pieces(vectors: Any) -> bool:
+    """Whether a vectors table stores piece vectors (``store_writer``)."""
+    return "piece" in vectors.schema.names
 
 
 def find_index(repo: Path, model: str | None = None) -> Path:
@@ -436,27 +457,42 @@ class IndexStore:
 
     # -- queries ----------------------------------------------------------------------------
     def dense(
-        self, vector: Sequence[float], n: int, classes: Iterable[str] | None = None
+        self,
+        vector: Sequence[float],
+        n: int,
+        classes: Iterable[str] | None = None,
+        pieces: bool = True,
     ) -> list[tuple[str, Chunk, float]]:
         """Nearest chunks by cosine similarity (score = 1 - distance), best first.
 
-        Only chunks that have a vector take part: while phase 2 of an index run is pending
-        (``embedding_progress``), the rest are found by full-text and symbol search only.
+        A chunk scores the best of its own vector and its piece vectors (``pieces=False``:
+        its own only). Only chunks that have a vector take part: while phase 2 of an index
+        run is pending (``embedding_progress``), the rest are found by full-text and symbol
+        search only.
         """
         if n <= 0 or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
             return []
         mirror = self._mirror_ready()
         if mirror is not None:
-            return mirror.dense(vector, n, classes)
+            return mirror.dense(vector, n, classes, pieces)
         vec = [float(x) for x in vector]
         flt = _classes_filter(classes)
 
         def run() -> list[tuple[str, Chunk, float]]:
+            with_pieces = _has_pieces(self.vectors)
+            where = flt
+            if with_pieces and not pieces:
+                where = _and(flt, "piece = 0")
             q = self.vectors.search(vec, vector_column_name="vector").metric("cosine")
-            q = q.select(["id"]).limit(n)
-            if flt:
-                q = q.where(flt, prefilter=True)
-            found = [(r["id"], 1.0 - float(r["_distance"])) for r in q.to_list()]
+            # Rows come best first, so a chunk's first row is its best; a chunk has at most
+            # 1 + MAX_PIECES rows, so that many times n rows hold the n best chunks.
+            q = q.select(["id"]).limit((1 + MAX_PIECES) * n if with_pieces and pieces else n)
+            if where:
+                q = q.where(where, prefilter=True)
+            best: dict[str, float] = {}
+            for r in q.to_list():
+                best.setdefault(r["id"], 1.0 - float(r["_distance"]))
+            found = list(best.items())[:n]
             if not found:
                 return []
             cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
@@ -467,16 +503,21 @@ class IndexStore:
         return self._retrying(run)
 
     def in_files(
-        self, vector: Sequence[float], paths: Sequence[str], classes: Iterable[str] | None = None
+        self,
+        vector: Sequence[float],
+        paths: Sequence[str],
+        classes: Iterable[str] | None = None,
+        pieces: bool = True,
     ) -> list[tuple[str, Chunk, float]]:
-        """Every embedded chunk of ``paths`` by cosine similarity to ``vector``, best first
-        (score = cosine). Same result from the in-memory mirror and from LanceDB."""
+        """Every embedded chunk of ``paths`` by cosine similarity to ``vector`` (the best of
+        its own and its pieces' vectors, as ``dense``), best first. Same result from the
+        in-memory mirror and from LanceDB."""
         paths = list(dict.fromkeys(paths))
         if not paths or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
             return []
         mirror = self._mirror_ready()
         if mirror is not None:
-            return mirror.in_files(vector, paths, classes)
+            return mirror.in_files(vector, paths, classes, pieces)
         import numpy as np
 
         cond = _and(
@@ -489,15 +530,23 @@ class IndexStore:
             if not found:
                 return []
             ids = ", ".join(_sql_str(cid) for cid, _, _ in found)
-            vrows = self.vectors.search().where(f"id IN ({ids})").select(["id", "vector"])
-            vecs = {r["id"]: r["vector"] for r in vrows.limit(len(found)).to_list()}
-            keep = [(cid, c) for cid, c, _ in found if vecs.get(cid) is not None]
-            if not keep:
+            vcond = f"id IN ({ids})"
+            if _has_pieces(self.vectors) and not pieces:
+                vcond += " AND piece = 0"
+            vrows = self.vectors.search().where(vcond).select(["id", "vector"])
+            vrows = vrows.limit(max(self.vectors.count_rows(vcond), 1)).to_list()
+            if not vrows:
                 return []
-            mat = np.asarray([vecs[cid] for cid, _ in keep], dtype=np.float32)
+            mat = np.asarray([r["vector"] for r in vrows], dtype=np.float32)
             mat /= np.where((n := np.linalg.norm(mat, axis=1, keepdims=True)) == 0, 1.0, n)
             q = np.asarray(vector, dtype=np.float32)
-            scores = mat @ (q / (np.linalg.norm(q) or 1.0))
+            best: dict[str, float] = {}
+            for r, sc in zip(vrows, mat @ (q / (np.linalg.norm(q) or 1.0)), strict=True):
+                best[r["id"]] = max(best.get(r["id"], -np.inf), float(sc))
+            keep = [(cid, c) for cid, c, _ in found if cid in best]
+            if not keep:
+                return []
+            scores = [best[cid] for cid, _ in keep]
             order = sorted(
                 range(len(keep)),
                 key=lambda j: (-scores[j], keep[j][1].path, keep[j][1].start_line),

@@ -4,7 +4,10 @@ See ``askrepo.store`` for the layout and the crash-safety model; this module hol
 writer allowed at a time (``_Lock``) and ``IndexWriter``.
 
 An index is two LanceDB tables: ``chunks_*`` (text, metadata and the full-text column) and
-``vectors_*`` (chunk id, path, file class, vector). Phase 1 of a run writes the chunks and
+``vectors_*`` (chunk id, path, file class, piece, vector). Piece 0 is the chunk's own vector;
+a chunk longer than the model's window also has pieces 1, 2, … (``indexer.piece_texts``),
+written in the same append as piece 0. Indexes built before pieces existed have no ``piece``
+column: they are read and updated without pieces. Phase 1 of a run writes the chunks and
 commits: the index is searchable (full-text, symbols, grep) from then on. Phase 2 appends
 vectors in batches and commits after each one, so a killed run loses at most one batch and
 the next run embeds only the chunks that still have no vector (``pending``).
@@ -169,6 +172,7 @@ class IndexWriter:
                 pa.field("id", pa.string()),
                 pa.field("path", pa.string()),
                 pa.field("file_class", pa.string()),
+                pa.field("piece", pa.int16()),
                 pa.field("vector", pa.list_(pa.float32(), self.dim)),
             ]
         )
@@ -212,22 +216,47 @@ class IndexWriter:
         arrays = [pa.array(v, type=self._tbl.schema.field(k).type) for k, v in cols.items()]
         self._tbl.add(pa.Table.from_arrays(arrays, schema=self._tbl.schema))
 
-    def add_vectors(self, chunks: Sequence[Chunk], vectors: Any) -> None:
-        """Store the vectors of chunks already added (phase 2)."""
+    @property
+    def has_pieces(self) -> bool:
+        """Whether the vectors table stores piece vectors (indexes built before them do not)."""
+        return "piece" in self._vec.schema.names
+
+    def add_vectors(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Any,
+        piece_of: Sequence[int] = (),
+        piece_vectors: Any = None,
+    ) -> None:
+        """Store the vectors of chunks already added (phase 2), in one append: each chunk's
+        own vector, and piece vectors, ``piece_of[j]`` being the position in ``chunks`` of
+        piece ``j``'s chunk (ignored when ``has_pieces`` is false)."""
         import numpy as np
         import pyarrow as pa
 
         if not chunks:
             return
+        owners = [chunks[i] for i in piece_of] if self.has_pieces else []
+        numbers: list[int] = [0] * len(chunks)
+        seen: dict[int, int] = {}
+        for i in piece_of if owners else ():
+            seen[i] = seen.get(i, 0) + 1
+            numbers.append(seen[i])
         vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
+        if owners:
+            more = np.asarray(piece_vectors, dtype=np.float32).reshape(len(owners), self.dim)
+            vecs = np.concatenate([vecs, more])
+        rows = list(chunks) + owners
         schema = self._vec.schema
         flat = pa.array(vecs.reshape(-1), type=pa.float32())
-        arrays = [
-            pa.array([chunk_id(c) for c in chunks], type=pa.string()),
-            pa.array([c.path for c in chunks], type=pa.string()),
-            pa.array([c.file_class for c in chunks], type=pa.string()),
-            pa.FixedSizeListArray.from_arrays(flat, self.dim),
-        ]
+        cols = {
+            "id": pa.array([chunk_id(c) for c in rows], type=pa.string()),
+            "path": pa.array([c.path for c in rows], type=pa.string()),
+            "file_class": pa.array([c.file_class for c in rows], type=pa.string()),
+            "piece": pa.array(numbers, type=pa.int16()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
+        }
+        arrays = [cols[name] for name in schema.names]
         self._vec.add(pa.Table.from_arrays(arrays, schema=schema))
 
     def pending(self) -> list[Chunk]:
@@ -278,7 +307,11 @@ class IndexWriter:
         return self._tbl.count_rows()
 
     def embedded_count(self) -> int:
-        return self._vec.count_rows()
+        return self._embedded()
+
+    def _embedded(self) -> int:
+        """Chunks with a vector (piece 0 rows; every row in an index without pieces)."""
+        return self._vec.count_rows("piece = 0" if self.has_pieces else None)
 
     def column(self, name: str) -> list[Any]:
         """All values of one column (small columns only: language, path, ...)."""
@@ -318,7 +351,7 @@ class IndexWriter:
             contextual=contextual,
             vectors_table=self._vec.name,
             vectors_version=self._vec.version,
-            embedded_count=self._vec.count_rows(),
+            embedded_count=self._embedded(),
             dirty=sorted(dirty),
         )
         _write_meta(self.path, meta, files)
@@ -331,7 +364,7 @@ class IndexWriter:
         """Publish the vectors added since the last commit (phase 2); nothing else changes."""
         assert self._meta is not None, "commit() first"
         self._meta.vectors_version = self._vec.version
-        self._meta.embedded_count = self._vec.count_rows()
+        self._meta.embedded_count = self._embedded()
         _write_meta(self.path, self._meta, self._files)
         return self._meta
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -12,10 +13,16 @@ class FakeEmbedder:
     """Bag-of-hashed-words vectors: texts sharing words are close. Counts what it embeds."""
 
     def __init__(
-        self, dim: int = 32, model_id: str = "fake-bow-32", fail_on_call: int | None = None
+        self,
+        dim: int = 32,
+        model_id: str = "fake-bow-32",
+        fail_on_call: int | None = None,
+        piece_chars: int = 0,
     ):
         self.dim = dim
         self.model_id = model_id
+        # like ModelSpec.piece_chars: chunks longer than this also get piece vectors
+        self.spec = SimpleNamespace(piece_chars=piece_chars)
         self.calls = 0
         self.texts: list[str] = []
         self.fail_on_call = fail_on_call
