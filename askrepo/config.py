@@ -76,6 +76,24 @@ def _positive_int(name: str, default: int, example: str) -> int:
     return value
 
 
+def pieces(limit: int) -> int:
+    """Piece vectors per long chunk when indexing (ASKREPO_PIECES, 0 to ``limit``, default
+    ``limit``); 0 gives one vector per chunk: a faster phase 2, weaker dense search."""
+    raw = os.environ.get("ASKREPO_PIECES")
+    if raw is None or raw.strip() == "":
+        return limit
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if not 0 <= value <= limit:
+        raise UsageError(
+            f"ASKREPO_PIECES={raw!r} is not a whole number from 0 to {limit} — set e.g. "
+            f"ASKREPO_PIECES=0 for one vector per chunk, or unset it for the default ({limit})"
+        )
+    return value
+
+
 def enrich_setting() -> bool | None:
     """ASKREPO_ENRICH as set by the user, or None when it is not set."""
     raw = os.environ.get("ASKREPO_ENRICH")

@@ -197,11 +197,14 @@ def index_repo(
     from .ingest import check_root, git_commit, inspect_paths, walk
     from .store_writer import IndexWriter
 
+    from .store import MAX_PIECES
+
     timings: dict[str, float] = {}
     report = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
     # Checked before the writer creates an index directory for the path.
     root = check_root(root)
+    piece_limit = config.pieces(MAX_PIECES)
 
     model_name = model or config.embed_model()
     timings["load_model"] = 0.0
@@ -331,7 +334,7 @@ def index_repo(
         # -- phase 2: vectors, committed batch by batch ---------------------------------------
         embedded = 0
         if embed:
-            embedded = _embed_pending(w, embedder, enrich, timings, report)
+            embedded = _embed_pending(w, embedder, enrich, timings, report, piece_limit)
         meta = w._meta
         if changed or embedded:
             t = time.perf_counter()
@@ -375,18 +378,21 @@ def embed_batches(texts: list[str], size: int, seed: int = 0) -> list[list[int]]
 
 
 def _embed_pending(
-    w: Any, embedder: Any, enrich: bool, timings: dict[str, float], report: Progress
+    w: Any,
+    embedder: Any,
+    enrich: bool,
+    timings: dict[str, float],
+    report: Progress,
+    piece_limit: int,
 ) -> int:
     pending = w.pending()
     if not pending:
         return 0
     if isinstance(embedder, _LazyEmbedder):
         embedder.load()
-    from .store import MAX_PIECES
-
     texts = [embed_text(c, enrich) for c in pending]
     chars = _piece_chars(embedder) if w.has_pieces else 0
-    pieces = [piece_texts(c, enrich, chars, MAX_PIECES) for c in pending]
+    pieces = [piece_texts(c, enrich, chars, piece_limit) for c in pending]
     total = len(pending)
     done = 0
     report("embed", 0, total)

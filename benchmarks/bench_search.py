@@ -115,6 +115,7 @@ class HashedEmbedder:
 
         spec = model_spec(None)
         self.model_id, self.dim = spec.model_id, spec.dim
+        self.spec = spec  # the real model's piece_chars: as many piece vectors as a real index
 
     def embed_documents(self, texts, batch_size: int = 32, progress=None):
         import hashlib

@@ -15,6 +15,7 @@ from askrepo.mirror import Mirror
 from askrepo.retriever import Retriever, SearchOptions
 from askrepo.store import META_FILE, _read_meta, _write_meta, open_index
 from tests.fakes import FakeEmbedder
+from tests.fixture_repo import run_cli
 
 
 def _chunk(text: str, symbol: str | None = "f") -> Chunk:
@@ -207,3 +208,23 @@ def test_real_model_index_has_pieces_that_find_a_long_functions_tail(tmp_path):
     without = {c.path: s for _, c, s in store.dense(vec, 2, pieces=False)}
     assert with_p["billing/month.py"] > without["billing/month.py"] + 0.05
     assert next(iter(with_p)) == "billing/month.py" and next(iter(without)) == "billing/tax.py"
+
+
+def test_askrepo_pieces_sets_how_many_a_long_chunk_gets(repo, monkeypatch):
+    emb = FakeEmbedder(dim=64, piece_chars=600)
+    monkeypatch.setenv("ASKREPO_PIECES", "0")
+    index_repo(repo, embedder=emb)
+    assert [r["piece"] for r in _vector_rows(open_index(repo))] == [0, 0]
+    monkeypatch.setenv("ASKREPO_PIECES", "1")
+    index_repo(repo, embedder=emb, rebuild=True)
+    assert sorted(r["piece"] for r in _vector_rows(open_index(repo))) == [0, 0, 1]
+
+
+@pytest.mark.parametrize("value", ["4", "-1", "many"])
+def test_bad_askrepo_pieces_is_a_one_line_error_before_anything_is_written(repo, tmp_path, value):
+    home = tmp_path / "home"
+    res = run_cli("index", str(repo), home=home, env={"ASKREPO_PIECES": value})
+    lines = (res.stderr + res.stdout).strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1, res.stderr
+    assert f"ASKREPO_PIECES={value!r}" in lines[0] and "from 0 to 3" in lines[0]
+    assert not (home / "indexes").exists() or not any((home / "indexes").iterdir())
