@@ -195,9 +195,8 @@ def index_repo(
     from .chunker import CHUNKER_VERSION
     from .freshness import dirty_paths
     from .ingest import check_root, git_commit, inspect_paths, walk
-    from .store_writer import IndexWriter
-
     from .store import MAX_PIECES
+    from .store_writer import IndexWriter
 
     timings: dict[str, float] = {}
     report = progress or (lambda stage, done, total: None)
