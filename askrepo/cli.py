@@ -362,6 +362,12 @@ def _print_index_summary(s: Any) -> None:
     t.add_row("index", s.index_path)
     if s.rebuilt:
         t.add_row("rebuilt", s.rebuilt)
+    if s.pieces_missing:
+        t.add_row(
+            "note",
+            "built before piece vectors of long chunks; `askrepo index --rebuild` adds them "
+            "(better natural-language search)",
+        )
     out.print(t)
 
 

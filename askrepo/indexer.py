@@ -50,6 +50,8 @@ class IndexSummary:
     skipped_paths: dict[str, list[str]] = field(default_factory=dict)
     chunks_with_vectors: int = 0  # == chunks_total once phase 2 has finished
     chunks_added: int = 0  # new chunk rows this run (phase 1)
+    # the index predates piece vectors (their column is missing): `--rebuild` adds them
+    pieces_missing: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -335,6 +337,7 @@ def index_repo(
         if embed:
             embedded = _embed_pending(w, embedder, enrich, timings, report, piece_limit)
         meta = w._meta
+        pieces_missing = not w.has_pieces and bool(_piece_chars(embedder)) and piece_limit > 0
         if changed or embedded:
             t = time.perf_counter()
             w.tidy(chunks=changed)
@@ -360,6 +363,7 @@ def index_repo(
         rebuilt=("--rebuild" if rebuild else None) or w.rebuild_reason,
         embed_rate=round(embedded / timings["embed"], 1) if timings["embed"] > 0 else 0.0,
         skipped_paths={k: v[:50] for k, v in walked.skipped_paths.items()},
+        pieces_missing=pieces_missing,
         chunks_with_vectors=meta.embedded_count,
         chunks_added=added,
     )

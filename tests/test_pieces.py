@@ -89,7 +89,7 @@ def _vector_rows(store):
 
 def test_index_stores_pieces_and_counts_chunks_not_rows(repo):
     emb = FakeEmbedder(dim=64, piece_chars=600)
-    index_repo(repo, embedder=emb)
+    assert not index_repo(repo, embedder=emb).pieces_missing
     store = open_index(repo)
     meta = store.meta()
     assert meta.embedded_count == meta.chunk_count == 2
@@ -164,7 +164,8 @@ def test_an_index_without_pieces_is_read_and_updated_without_them(repo):
     assert len(sql.in_files(q, ["pkg/long.py"])) == 1
     # an incremental run adds a long file's vector, and no piece rows (no column for them)
     (repo / "pkg" / "more.py").write_text(LONG.replace("settle", "settle_again"))
-    index_repo(repo, embedder=emb)
+    summary = index_repo(repo, embedder=emb)
+    assert summary.pieces_missing  # `askrepo index` says --rebuild would add them
     store = open_index(repo)
     assert "piece" not in store.vectors.schema.names
     assert store.meta().embedded_count == store.meta().chunk_count == 3
