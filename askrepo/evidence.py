@@ -22,6 +22,7 @@ from typing import Any
 from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier, stem
 from askrepo.lines import span_hash, split_lines
+from askrepo.query import SYMBOL, parse_query
 from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
@@ -436,7 +437,15 @@ def score_candidates(
     sections) get WINDOW_FACTOR of that, except documentation sections for a question about
     the docs; a class header whose method is also a candidate gets
     CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
+
+    A question that is one bare name (``Router``, ``HttpClient.send``: a symbol query) keeps
+    retrieval's order (the score is ``1/rank``): the retriever's ``defs`` stage has already put
+    that name's best definition first, with evidence the card does not have (path priors, file
+    names, every definition in the index), where the card would prefer a method or a namesake
+    whose last part matches (``Echo.Router`` over the ``Router`` type).
     """
+    if parse_query(question).kind == SYMBOL:
+        return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()
     about_tests, about_docs = detect_scope(question)

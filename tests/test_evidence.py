@@ -15,6 +15,7 @@ from askrepo.evidence import (
     key_lines,
     leading_doc,
     question_terms,
+    score_candidates,
     signature_of,
     stem,
     term_weights,
@@ -278,3 +279,41 @@ def test_a_doc_section_is_a_full_answer_to_a_question_about_the_docs():
     plain = score_candidates(q2, [code, section], w2)
     assert plain[1] < plain[0]
     assert WINDOW_FACTOR < 1
+
+
+def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
+    """``Router`` (a symbol query): the retriever already put the type first; the card must
+    not prefer its method ``Router.add`` (class header rule) or ``Echo.Router`` (same last part),
+    which it does for a natural-language question."""
+    hits = [
+        hit(
+            1,
+            "router.go",
+            8,
+            "type Router struct {\n\troutes map[string]*node\n}",
+            "Router",
+            "class",
+        ),
+        hit(
+            2,
+            "echo.go",
+            340,
+            "func (e *Echo) Router() *Router {\n\treturn e.router\n}",
+            "Echo.Router",
+        ),
+        hit(
+            3,
+            "router.go",
+            40,
+            "func (r *Router) Add(method, path string) {\n\tr.insert(method, path)\n}",
+            "Router.Add",
+            "method",
+        ),
+    ]
+    scores = score_candidates("Router", hits, {})
+    assert scores == [1.0, 0.5, round(1 / 3, 6)]  # W_PRIOR / rank
+    card = evidence_card("Router", hits)
+    assert card.sources[0].symbol == "Router" and len(card.sources) == 1
+    # the same hits for a question in words: the class-header rule applies again
+    nl = score_candidates("how does the Router add a route", hits, {"rout": 1.0, "add": 1.0})
+    assert nl[0] < nl[2]
