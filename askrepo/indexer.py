@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .datatypes import Chunk, SourceFile
+from .datatypes import NON_DEFINITION_KINDS, Chunk, SourceFile
 from .errors import IndexIncompatibleError, UsageError
 
 # progress(stage, done, total): stage is "walk", "chunk", "fts", "phase1" (committed:
@@ -85,9 +85,13 @@ def piece_texts(chunk: Chunk, enrich: bool, chars: int, limit: int) -> list[str]
 
     The first window starts PIECE_OVERLAP lines before the point where the chunk's own
     vector stops reading (PIECE_START of ``chars``); windows are whole lines, and a last one
-    under PIECE_MIN_CHARS characters is dropped. A chunk no longer than ``chars`` has none.
+    under PIECE_MIN_CHARS characters is dropped. A chunk no longer than ``chars`` has none, and
+    so has a line window, markdown section or text chunk (NON_DEFINITION_KINDS): on the dev
+    benchmark their pieces added nothing (docs/eval.md), so they would only cost time.
     """
     if chars <= 0 or limit <= 0 or len(chunk.text) <= chars:
+        return []
+    if chunk.kind in NON_DEFINITION_KINDS:
         return []
     head = _embed_header(chunk, enrich)
     lines = chunk.text.splitlines(keepends=True)

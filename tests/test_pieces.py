@@ -4,6 +4,8 @@ dense search scores it by the best of its vectors (``indexer.piece_texts``, ``st
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -49,10 +51,12 @@ def test_piece_texts_worked_example():
     assert piece_texts(c, True, 100, 3) == want
 
 
-def test_piece_texts_none_for_short_chunks_or_when_off():
+def test_piece_texts_none_for_short_chunks_windows_or_when_off():
     c = _chunk("".join(LINES))
     assert piece_texts(c, True, 300, 3) == []  # 300 characters fit the window
     assert piece_texts(c, True, 0, 3) == [] and piece_texts(c, True, 100, 0) == []
+    for kind in ("window", "section", "text"):  # only definitions get pieces
+        assert piece_texts(replace(c, kind=kind), True, 100, 3) == []
 
 
 def test_mirror_scores_take_the_best_of_own_and_piece_vectors():
