@@ -51,13 +51,14 @@ def main() -> None:
         chunks = chunks[: args.sample]
         enrich = store.meta().enrich
         own = [embed_text(c, enrich) for c in chunks]
-        extra = [p for c in chunks for p in piece_texts(c, enrich, spec.piece_chars, MAX_PIECES)]
+        per = [piece_texts(c, enrich, spec.piece_chars, MAX_PIECES) for c in chunks]
+        extra = [p for ps in per for p in ps]
         a, b = [], []
         for _ in range(args.rounds):
             a.append(embed(own))
             b.append(embed(own + extra))
         ma, mb = statistics.median(a), statistics.median(b)
-        long = sum(len(c.text) > spec.piece_chars for c in chunks)
+        long = sum(bool(ps) for ps in per)
         print(
             f"{Path(repo).name:20s} chunks {len(chunks):5d}  with pieces {long:4d}  "
             f"pieces {len(extra):5d} ({len(extra) / len(chunks):.2f}/chunk)  "
