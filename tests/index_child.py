@@ -1,6 +1,8 @@
 """Run an index in a child process (for kill / concurrency tests).
 
 usage: python -m tests.index_child ROOT [PAUSE_STAGE] [LOOPS]
+(environment: INDEX_CHILD_PIECE_CHARS=N gives the fake embedder piece vectors, as
+``ModelSpec.piece_chars``)
 With PAUSE_STAGE, prints "AT <stage>" and sleeps when that stage is first reported, so the parent
 can SIGKILL it there ("phase1": just after phase 1 committed; "embed": after 8 chunks got
 vectors, mid-phase-2). With LOOPS, re-indexes that many times, toggling a file between two versions.
@@ -8,6 +10,7 @@ vectors, mid-phase-2). With LOOPS, re-indexes that many times, toggling a file b
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -39,7 +42,8 @@ def main() -> None:
             index_repo(root, embedder=FakeEmbedder())
         print("DONE", flush=True)
         return
-    index_repo(root, embedder=FakeEmbedder(), progress=progress)
+    pieces = int(os.environ.get("INDEX_CHILD_PIECE_CHARS") or 0)
+    index_repo(root, embedder=FakeEmbedder(piece_chars=pieces), progress=progress)
     print("DONE", flush=True)
 
 

@@ -32,14 +32,14 @@ def _make_repo(root: Path, n: int = 12) -> Path:
     return root
 
 
-def _child(*args: str) -> subprocess.Popen:
+def _child(*args: str, piece_chars: int = 0) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "tests.index_child", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=dict(os.environ),
+        env={**os.environ, "INDEX_CHILD_PIECE_CHARS": str(piece_chars)},
     )
 
 
@@ -49,8 +49,8 @@ def _snapshot(root: Path) -> list[tuple[str, int, int, str | None]]:
     return sorted((h.path, h.start_line, h.end_line, h.symbol) for h in hits)
 
 
-def _kill_at(root: Path, stage: str) -> None:
-    child = _child(str(root), stage)
+def _kill_at(root: Path, stage: str, piece_chars: int = 0) -> None:
+    child = _child(str(root), stage, piece_chars=piece_chars)
     try:
         line = child.stdout.readline()
         assert line.strip() == f"AT {stage}", child.stderr.read() if child.poll() else line
@@ -110,6 +110,43 @@ def test_sigkill_between_phases_and_in_phase_2_leaves_searchable_index(tmp_path,
     assert open_index(root).embedding_progress() == (total, total)
     res = Retriever.open(root, embedder=FakeEmbedder()).search("process variant")
     assert not res.dense_partial and res.hits[0].sources["dense"] is not None
+
+
+def test_sigkill_in_phase_2_never_leaves_a_piece_without_its_chunks_vector(tmp_path):
+    """With piece vectors, a kill mid-phase-2 leaves each chunk with all of its vectors or none
+    (they are one append), and the resumed run adds each missing chunk's vector and pieces once.
+    """
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    for i in range(6):
+        body = "\n\n".join(
+            f"def long_{i}_{j}(x):\n"
+            + "".join(f"    step_{k} = x * {k} + {j}  # part {k} of {i}\n" for k in range(12))
+            + "    return x\n"
+            for j in range(4)
+        )
+        (root / "pkg" / f"mod{i}.py").write_text(body)
+    _kill_at(root, "embed", piece_chars=200)
+
+    def rows() -> dict[str, list[int]]:
+        vec = open_index(root).vectors
+        out: dict[str, list[int]] = {}
+        for r in vec.search().select(["id", "piece"]).limit(max(vec.count_rows(), 1)).to_list():
+            out.setdefault(r["id"], []).append(r["piece"])
+        return {cid: sorted(p) for cid, p in out.items()}
+
+    store = open_index(root)
+    done, total = store.embedding_progress()
+    assert 0 < done < total
+    partial = rows()
+    assert len(partial) == done and all(p[0] == 0 for p in partial.values())
+    assert all(p == list(range(len(p))) and len(p) > 1 for p in partial.values())
+
+    index_repo(root, embedder=FakeEmbedder(piece_chars=200))
+    full = rows()
+    assert len(full) == total and open_index(root).embedding_progress() == (total, total)
+    assert {cid: full[cid] for cid in partial} == partial  # nothing embedded twice
+    assert len({len(p) for p in full.values()}) == 1  # every chunk: its vector + same pieces
 
 
 def test_sigkill_at_random_moments(tmp_path):
