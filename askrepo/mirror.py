@@ -38,10 +38,7 @@ class Mirror:
         self.ids = ids
         self.chunks = chunks
         mat = np.asarray(matrix, dtype=np.float32)
-        if len(mat):
-            norms = np.linalg.norm(mat, axis=1, keepdims=True)
-            mat = mat / np.where(norms == 0, 1.0, norms)
-        self.matrix = mat
+        self.matrix = unit_rows(mat) if len(mat) else mat
         self.classes = np.asarray(list(classes), dtype=object)
         self.embedded = (
             np.ones(len(ids), dtype=bool) if embedded is None else np.asarray(embedded, dtype=bool)
@@ -64,18 +61,15 @@ class Mirror:
         """Store (unit-normalised) vectors for these row positions."""
         import numpy as np
 
-        vecs = np.asarray(vectors, dtype=np.float32)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        self.matrix[rows] = vecs / np.where(norms == 0, 1.0, norms)
+        self.matrix[rows] = unit_rows(np.asarray(vectors, dtype=np.float32))
 
     def set_pieces(self, owners: Any, vectors: Any) -> None:
         """Piece vectors (unit-normalised here) of the chunks at row positions ``owners``."""
         import numpy as np
 
-        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(owners), -1)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         self.piece_owner = np.asarray(owners, dtype=np.int64)
-        self.piece_matrix = vecs / np.where(norms == 0, 1.0, norms)
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(owners), -1)
+        self.piece_matrix = unit_rows(vecs)
 
     def scores(self, q: Any, pieces: bool = True, rows: Any = None) -> Any:
         """Cosine with unit vector ``q`` of every row (or of ``rows``, in that order): a chunk's
@@ -88,10 +82,12 @@ class Mirror:
         else:
             rows = np.asarray(rows, dtype=np.int64)
             scores = self.matrix[rows] @ q
+            if not pieces or not len(self.piece_owner):
+                return scores
             where = {int(r): j for j, r in enumerate(rows)}
-            sel = np.isin(self.piece_owner, rows) if len(self.piece_owner) else []
+            sel = np.isin(self.piece_owner, rows)
             owner = np.asarray([where[int(o)] for o in self.piece_owner[sel]], dtype=np.int64)
-            pmat = self.piece_matrix[sel] if len(owner) else self.piece_matrix[:0]
+            pmat = self.piece_matrix[sel]
         if pieces and len(owner):
             best = np.full(len(scores), -np.inf, dtype=np.float32)
             np.maximum.at(best, owner, pmat @ q)
@@ -179,3 +175,11 @@ class Mirror:
 
     def callers(self, name: str, classes: Iterable[str] | None, limit: int) -> list[Row]:
         return self._rows(self.by_callee.get(name, []), classes, limit)
+
+
+def unit_rows(vecs: Any) -> Any:
+    """Rows scaled to length 1 (an all-zero row stays zero)."""
+    import numpy as np
+
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms == 0, 1.0, norms)

@@ -520,6 +520,8 @@ class IndexStore:
             return mirror.in_files(vector, paths, classes, pieces)
         import numpy as np
 
+        from .mirror import unit_rows
+
         cond = _and(
             "path IN (" + ", ".join(_sql_str(p) for p in paths) + ")", _classes_filter(classes)
         )
@@ -534,11 +536,10 @@ class IndexStore:
             if _has_pieces(self.vectors) and not pieces:
                 vcond += " AND piece = 0"
             vrows = self.vectors.search().where(vcond).select(["id", "vector"])
-            vrows = vrows.limit(max(self.vectors.count_rows(vcond), 1)).to_list()
+            vrows = vrows.limit((1 + MAX_PIECES) * len(found)).to_list()  # every row of them
             if not vrows:
                 return []
-            mat = np.asarray([r["vector"] for r in vrows], dtype=np.float32)
-            mat /= np.where((n := np.linalg.norm(mat, axis=1, keepdims=True)) == 0, 1.0, n)
+            mat = unit_rows(np.asarray([r["vector"] for r in vrows], dtype=np.float32))
             q = np.asarray(vector, dtype=np.float32)
             best: dict[str, float] = {}
             for r, sc in zip(vrows, mat @ (q / (np.linalg.norm(q) or 1.0)), strict=True):
