@@ -341,7 +341,7 @@ def index_repo(
         if embed:
             embedded = _embed_pending(w, embedder, enrich, timings, report, piece_limit)
         meta = w._meta
-        pieces_missing = not w.has_pieces and bool(_piece_chars(embedder)) and piece_limit > 0
+        pieces_missing = bool(piece_limit and _piece_chars(embedder)) and not w.has_pieces
         if changed or embedded:
             t = time.perf_counter()
             w.tidy(chunks=changed)
@@ -398,7 +398,7 @@ def _embed_pending(
     if isinstance(embedder, _LazyEmbedder):
         embedder.load()
     texts = [embed_text(c, enrich) for c in pending]
-    chars = _piece_chars(embedder) if w.has_pieces else 0
+    chars = _piece_chars(embedder) if w.has_pieces else 0  # none for an index without the column
     pieces = [piece_texts(c, enrich, chars, piece_limit) for c in pending]
     total = len(pending)
     done = 0

@@ -32,6 +32,7 @@ from .store import (
     SCHEMA_VERSION,
     IndexMeta,
     _check_compatible,
+    _has_pieces,
     _lancedb,
     _read_meta,
     _sql_str,
@@ -219,7 +220,7 @@ class IndexWriter:
     @property
     def has_pieces(self) -> bool:
         """Whether the vectors table stores piece vectors (indexes built before them do not)."""
-        return "piece" in self._vec.schema.names
+        return _has_pieces(self._vec)
 
     def add_vectors(
         self,
@@ -236,10 +237,12 @@ class IndexWriter:
 
         if not chunks:
             return
-        owners = [chunks[i] for i in piece_of] if self.has_pieces else []
+        if not self.has_pieces:
+            piece_of = ()
+        owners = [chunks[i] for i in piece_of]
         numbers: list[int] = [0] * len(chunks)
         seen: dict[int, int] = {}
-        for i in piece_of if owners else ():
+        for i in piece_of:
             seen[i] = seen.get(i, 0) + 1
             numbers.append(seen[i])
         vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
