@@ -105,18 +105,28 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
 
 def code_lines(text: str) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
-    docstring. A setter under ten lines of doc comment is three lines of code."""
+    docstring. A setter under ten lines of doc comment is three lines of code.
+
+    A docstring opens on a line that starts with triple quotes (string prefixes allowed) and
+    closes on the first later line holding the same quotes, wherever they are on it (a
+    last line of words that ends with the quotes)."""
     n = 0
-    in_doc = False
+    quote = ""  # the open docstring's delimiter, if any
     for line in text.splitlines():
         s = line.strip()
+        if quote:
+            if quote in s:
+                quote = ""
+            continue
         if not s:
             continue
-        if s.startswith(('"""', "'''")):
-            if not (len(s) >= 6 and s.endswith(('"""', "'''"))):
-                in_doc = not in_doc
+        opened = _DOC_OPEN.match(s)
+        if opened:
+            q = opened.group(1)
+            if q not in s[opened.end() :]:
+                quote = q
             continue
-        if in_doc or _COMMENT.match(line):
+        if _COMMENT.match(line):
             continue
         n += 1
     return n
@@ -315,6 +325,7 @@ _IMPORT = re.compile(
     r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
 )
 _CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
+_DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(\"\"\"|''')")  # a stripped line opening a docstring
 _OPENERS = ("(", "{", "[")
 
 

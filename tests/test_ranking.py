@@ -291,6 +291,17 @@ def test_code_lines_skip_blanks_comments_and_docstrings():
     assert ranking.code_lines("") == 0
 
 
+def test_code_lines_end_a_docstring_that_closes_after_words():
+    # PEP 257 style: the closing quotes end the last line of words. The docstring ends there;
+    # the three statements after it are code (the old count was 1: everything after the
+    # opening quotes was taken for docstring).
+    py = 'def f(x):\n    """Doc line one\n    and two."""\n    a = 1\n    b = 2\n    return a + b\n'
+    assert ranking.code_lines(py) == 4
+    assert ranking.code_lines("def g():\n    r'''Raw doc\n    ends.'''\n    pass") == 2
+    # the other quote style inside does not close it
+    assert ranking.code_lines('def h():\n    """It says \'\'\'\n    then ends."""\n    pass') == 2
+
+
 def test_length_lifts_the_implementation_over_a_short_namesake():
     # "format a record as a single line": a documented 5-line setter fused first, the
     # 52-line method next
