@@ -23,6 +23,7 @@ from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier, stem
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, parse_query
+from askrepo.ranking import body_lines, definition_line, wrapper_callee
 from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
@@ -122,20 +123,7 @@ def _last(symbol: str | None) -> str:
     return (symbol or "").split(".")[-1]
 
 
-def _def_line(lines: Sequence[str], symbol: str | None) -> int:
-    """Index of the line that defines ``symbol`` (first code line naming it), else of the first
-    line that is neither blank, a comment nor a decorator; 0 if none."""
-    name = _last(symbol)
-    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
-    fallback = None
-    for i, line in enumerate(lines):
-        if not line.strip() or _COMMENT.match(line) or _DECORATOR.match(line):
-            continue
-        if fallback is None:
-            fallback = i
-        if pattern is None or pattern.search(line):
-            return i
-    return fallback or 0
+_def_line = definition_line
 
 
 def signature_of(text: str, symbol: str | None) -> str | None:
@@ -443,6 +431,8 @@ def score_candidates(
     that name's best definition first, with evidence the card does not have (path priors, file
     names, every definition in the index), where the card would prefer a method or a namesake
     whose last part matches (``Echo.Router`` over the ``Router`` type).
+
+    Last, a thin wrapper swaps scores with a longer candidate it calls (``_delegate``).
     """
     if parse_query(question).kind == SYMBOL:
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
@@ -480,7 +470,30 @@ def score_candidates(
             for j in members:
                 scores[j] += W_NAMED * 0.5
         scores[i] *= CLASS_FACTOR
+    _delegate(hits, scores, graph)
     return [round(s, 6) for s in scores]
+
+
+def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
+    """A thin wrapper hands its place to the function it calls (in place on ``scores``).
+
+    A function or method whose body is at most THIN_BODY code lines and that calls a longer
+    candidate definition of the same file class (``ranking.wrapper_callee``) which scored
+    lower swaps scores with it: ``launch(url)`` that returns ``open_url(url)``, or
+    ``Proxy(b)`` that returns ``ProxyWithConfig(c)``, says where to look; the callee is the
+    code that does it. The callee's name must be unique in the index or defined in the
+    wrapper's file. Each wrapper hands over once, to its best-ranked such callee.
+    """
+    lengths = [body_lines(h.text, h.symbol) for h in hits]
+
+    def resolves(a: Any, b: Any) -> bool:
+        return graph.definitions.get(_last(b.symbol), 1) == 1 or a.path == b.path
+
+    for i in range(len(hits)):
+        lower = [j for j in range(len(hits)) if scores[j] < scores[i]]
+        j = wrapper_callee(hits, i, lower, lengths, resolves)
+        if j is not None:
+            scores[i], scores[j] = scores[j], scores[i]
 
 
 def _class_factor(file_class: str, about_tests: bool, about_docs: bool) -> float:

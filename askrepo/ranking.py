@@ -32,6 +32,10 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   question is about tests (``symbol_prior``).
 * ``trivial``: a window that is only comments, blank lines or imports ranks below every
   non-trivial candidate (``is_trivial``).
+* ``delegate``: for a natural-language question, a thin wrapper (``body_lines`` ≤ THIN_BODY)
+  among the top DELEGATE_POOL that calls a longer candidate below it (``wrapper_callee``)
+  has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
+  to look, ``open_url`` is the code that does it (``delegate``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
 
@@ -42,7 +46,7 @@ Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,6 +65,7 @@ STAGES = (
     "priors",
     "trivial",
     "saturation",
+    "delegate",
 )
 
 # Chunk kinds that are not definitions (line windows of code, plain text, doc sections).
@@ -90,6 +95,8 @@ LENGTH_REF = 20
 LENGTH_CAP = 200
 HEADER_FACTOR = 0.8  # a file's header window, for a natural-language question
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
+THIN_BODY = 3  # a function whose body has at most this many code lines is a thin wrapper
+DELEGATE_POOL = 10  # the delegate stage looks at this many top candidates
 
 
 def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float, float]:
@@ -130,6 +137,95 @@ def code_lines(text: str) -> int:
             continue
         n += 1
     return n
+
+
+def definition_line(lines: Sequence[str], symbol: str | None) -> int:
+    """Index of the line that defines ``symbol`` (first code line naming it), else of the first
+    line that is neither blank, a comment nor a decorator; 0 if none."""
+    name = (symbol or "").split(".")[-1]
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
+    fallback = None
+    for i, line in enumerate(lines):
+        if not line.strip() or _LEAD_COMMENT.match(line) or _DECORATOR.match(line):
+            continue
+        if fallback is None:
+            fallback = i
+        if pattern is None or pattern.search(line):
+            return i
+    return fallback or 0
+
+
+def body_lines(text: str, symbol: str | None) -> int:
+    """Code lines of a definition's body: after its signature (up to the first line from the
+    definition line on that ends with ``:``, ``{`` or ``=>``; a one-line definition has none),
+    not counting blank, comment and docstring lines (``code_lines``), local imports or a
+    closing ``}`` / ``end``. ``def launch(url):`` + an import + ``return open_url(url)`` -> 1."""
+    lines = text.splitlines()
+    start = definition_line(lines, symbol)
+    end = next(
+        (j for j in range(start, len(lines)) if lines[j].rstrip().endswith((":", "{", "=>"))),
+        start,
+    )
+    body = [ln for ln in lines[end + 1 :] if ln.strip() not in _BLOCK_END]
+    return code_lines("\n".join(ln for ln in body if not _IMPORT.match(ln)))
+
+
+def wrapper_callee(
+    hits: Sequence[Any],
+    i: int,
+    among: Iterable[int],
+    lengths: Sequence[int],
+    resolves: Callable[[Any, Any], bool],
+) -> int | None:
+    """The index (from ``among``, in that order) of the candidate the thin wrapper ``hits[i]``
+    hands over to, or None: ``hits[i]`` is a function or method whose body has at most
+    THIN_BODY code lines (``lengths``: ``body_lines`` of each hit) and calls (``.calls``, bare
+    names) the candidate, a definition of the same file class with a longer body;
+    ``resolves(a, b)`` says whether ``a``'s call of that name can only mean ``b``."""
+    a = hits[i]
+    calls = set(getattr(a, "calls", None) or [])
+    if a.kind not in ("function", "method") or not calls or lengths[i] > THIN_BODY:
+        return None
+    for j in among:
+        b = hits[j]
+        if j == i or b.kind not in _KIND_RANK or not b.symbol or lengths[j] <= lengths[i]:
+            continue
+        if getattr(b, "file_class", CODE) != getattr(a, "file_class", CODE):
+            continue
+        if b.symbol.split(".")[-1] in calls and resolves(a, b):
+            return j
+    return None
+
+
+def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
+    """Within the top ``pool`` (DELEGATE_POOL), move the callee of each thin wrapper
+    (``wrapper_callee``, a candidate ranked below it) to just above the wrapper, with the
+    wrapper's score; the rest keep their order. A callee's name must be unique in the pool or
+    defined in the wrapper's file. Each hit moves or is moved at most once."""
+    out = list(hits)
+    n = min(DELEGATE_POOL if pool is None else pool, len(out))
+    counts: dict[str, int] = {}
+    for h in out[:n]:
+        name = (h.symbol or "").split(".")[-1]
+        counts[name] = counts.get(name, 0) + 1
+
+    def resolves(a: Any, b: Any) -> bool:
+        return counts.get(b.symbol.split(".")[-1]) == 1 or a.path == b.path
+
+    lengths = [body_lines(h.text, h.symbol) for h in out[:n]]
+    done: set[int] = set()
+    i = 0
+    while i < n:
+        if id(out[i]) not in done:
+            j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves)
+            if j is not None and id(out[j]) not in done:
+                done.update((id(out[i]), id(out[j])))
+                callee = replace(out.pop(j), score=out[i].score)
+                out.insert(i, callee)
+                lengths.insert(i, lengths.pop(j))
+                i += 1
+        i += 1
+    return out
 
 
 def length_factor(lines: int, named: bool = False) -> float:
@@ -325,6 +421,9 @@ _IMPORT = re.compile(
     r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
 )
 _CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
+_LEAD_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")  # before a definition line
+_DECORATOR = re.compile(r"^\s*(?:@|#\[)")
+_BLOCK_END = frozenset(("}", "};", "})", "end"))
 _DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(\"\"\"|''')")  # a stripped line opening a docstring
 _OPENERS = ("(", "{", "[")
 

@@ -390,6 +390,8 @@ class Retriever:
         saturation = hybrid and "saturation" not in off
         if saturation:
             hits = ranking.saturate(hits)
+        if hybrid and q.kind == NATURAL and "delegate" not in off:
+            hits = ranking.delegate(hits)
         if symbol_ids and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(
                 hits, [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]

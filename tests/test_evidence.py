@@ -4,6 +4,7 @@ the card on a real index of the fixture repository (tree-sitter, MiniLM, LanceDB
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -317,3 +318,34 @@ def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
     # the same hits for a question in words: the class-header rule applies again
     nl = score_candidates("how does the Router add a route", hits, {"rout": 1.0, "add": 1.0})
     assert nl[0] < nl[2]
+
+
+LAUNCH = (
+    'def launch(url, wait=False):\n    """Open a URL or file in the default application."""\n'
+    "    from ._termui_impl import open_url\n\n    return open_url(url, wait=wait)"
+)
+OPEN_URL = (
+    "def open_url(url, wait=False):\n    import subprocess\n\n"
+    '    if sys.platform == "darwin":\n        args = ["open", url]\n'
+    '    else:\n        args = ["xdg-open", url]\n    return subprocess.call(args)'
+)
+
+
+def test_a_thin_wrapper_hands_the_card_to_the_function_it_calls():
+    """``launch`` (body: one return) ranks first and names the question's words in its doc;
+    ``open_url``, which it returns, is where launching happens: the card describes it first.
+    Without the hand-over the wrapper wins (scores before the swap: launch > open_url)."""
+    q = "How does launching a URL in the default application work?"
+    hits = [
+        hit(1, "termui.py", 840, LAUNCH, "launch", calls=["open_url"]),
+        hit(2, "_termui_impl.py", 756, OPEN_URL, "open_url", calls=["call"]),
+    ]
+    weights = term_weights(question_terms(q), [f"{h.symbol}\n{h.text}" for h in hits])
+    scores = score_candidates(q, hits, weights)
+    assert scores[1] > scores[0]
+    card = evidence_card(q, hits)
+    assert card.sources[0].symbol == "open_url"
+    # a test calling the same function is not a wrapper of it
+    test = replace(hits[0], path="tests/test_termui.py", symbol="test_launch", file_class="test")
+    card = evidence_card("How is launching a URL tested?", [test, hits[1]])
+    assert card.sources[0].symbol == "test_launch"

@@ -302,6 +302,99 @@ def test_code_lines_end_a_docstring_that_closes_after_words():
     assert ranking.code_lines('def h():\n    """It says \'\'\'\n    then ends."""\n    pass') == 2
 
 
+# --- delegate: a thin wrapper's callee ranks just above it ----------------------------------
+
+LAUNCH = """def launch(url, wait=False):
+    \"\"\"Open a URL in the default application.\"\"\"
+    from ._impl import open_url
+
+    return open_url(url, wait=wait)"""
+OPEN_URL = """def open_url(url, wait=False):
+    import subprocess
+
+    if sys.platform == "darwin":
+        args = ["open", url]
+    else:
+        args = ["xdg-open", url]
+    return subprocess.call(args)"""
+
+
+@pytest.mark.parametrize(
+    "text, symbol, lines",
+    [
+        (LAUNCH, "launch", 1),  # docstring and local import do not count
+        (OPEN_URL, "open_url", 5),
+        ("def f(x): return g(x)", "f", 0),  # one line: no body
+        ("def f(\n    a: int,\n    b: int,\n) -> int:\n    return g(a, b)", "f", 1),
+        (
+            "func Proxy(b Balancer) MiddlewareFunc {\n\tc := Default\n\treturn With(c)\n}",
+            "Proxy",
+            2,
+        ),
+        ("def strip(s)\n  _strip(s)\nend", "strip", 1),  # Ruby: no `:` or `{`, `end` skipped
+        ("@cache\ndef f():\n    # why\n    return g()", "f", 1),
+    ],
+)
+def test_body_lines_count_the_statements_after_the_signature(text, symbol, lines):
+    assert ranking.body_lines(text, symbol) == lines
+
+
+def wrapper(path, score, symbol, text, calls=(), file_class="code"):
+    h = hit(path, score, text=text, symbol=symbol)
+    return replace(h, calls=list(calls), file_class=file_class)
+
+
+def test_delegate_moves_the_callee_just_above_the_thin_wrapper():
+    # launch (body 1 line) calls open_url (body 5 lines) ranked 3rd: open_url moves to 1st
+    # with launch's score, launch and the rest keep their order.
+    hits = [
+        wrapper("termui.py", 0.9, "launch", LAUNCH, calls=["open_url"]),
+        hit("utils.py", 0.8, symbol="get_app_dir"),
+        wrapper("_impl.py", 0.7, "open_url", OPEN_URL, calls=["call"]),
+    ]
+    out = ranking.delegate(hits)
+    assert [h.symbol for h in out] == ["open_url", "launch", "get_app_dir"]
+    assert [h.score for h in out] == [0.9, 0.9, 0.8]
+    assert [h.symbol for h in hits] == ["launch", "get_app_dir", "open_url"]  # input untouched
+
+
+def test_delegate_leaves_a_wrapper_alone_when_the_callee_is_no_longer_or_not_provably_it():
+    short = "def open_url(url):\n    return run(url)"
+    cases = [
+        # the callee's body is not longer than the wrapper's
+        [
+            wrapper("a.py", 0.9, "launch", LAUNCH, ["open_url"]),
+            wrapper("b.py", 0.5, "open_url", short),
+        ],
+        # a test calling the code under test is not a wrapper of it
+        [
+            wrapper("test_a.py", 0.9, "test_launch", LAUNCH, ["open_url"], file_class="test"),
+            wrapper("b.py", 0.5, "open_url", OPEN_URL),
+        ],
+        # two candidates named open_url in other files: the call does not say which
+        [
+            wrapper("a.py", 0.9, "launch", LAUNCH, ["open_url"]),
+            wrapper("b.py", 0.5, "open_url", OPEN_URL),
+            wrapper("c.py", 0.4, "B.open_url", OPEN_URL),
+        ],
+        # the callee is below the pool
+        [wrapper("a.py", 0.9, "launch", LAUNCH, ["open_url"])]
+        + [hit(f"f{i}.py", 0.8 - i / 100) for i in range(ranking.DELEGATE_POOL - 1)]
+        + [wrapper("b.py", 0.1, "open_url", OPEN_URL)],
+    ]
+    for hits in cases:
+        assert ranking.delegate(hits) == hits
+
+
+def test_delegate_resolves_a_repeated_name_inside_the_wrappers_file():
+    hits = [
+        wrapper("a.py", 0.9, "launch", LAUNCH, ["open_url"]),
+        wrapper("b.py", 0.6, "open_url", OPEN_URL),
+        wrapper("a.py", 0.5, "open_url", OPEN_URL),
+    ]
+    assert [h.path for h in ranking.delegate(hits)] == ["a.py", "a.py", "b.py"]
+
+
 def test_length_lifts_the_implementation_over_a_short_namesake():
     # "format a record as a single line": a documented 5-line setter fused first, the
     # 52-line method next
