@@ -32,7 +32,8 @@ MAX_KEY_LINES = 3  # relevant lines quoted per definition
 MAX_LINE_CHARS = 110
 MAX_DOC_CHARS = 200
 MAX_SIGNATURE_CHARS = 100
-MAX_CALLERS = 2
+MAX_CALLERS = 2  # callers stated per described definition
+CALLER_POOL = 12  # callers read per top hit, of which the MAX_CALLERS nearest the question
 CANDIDATES = 8  # top hits considered for the best definition
 # score_candidates: weights of "the question names it", term coverage by the symbol name, by
 # the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
@@ -615,7 +616,7 @@ def evidence_card(
             )
         )
     others = [cands[i] for i in order if i not in chosen]
-    relations = _relations(sources, others, graph)
+    relations = _relations(sources, others, graph, weights)
     missing = words_for(question, unseen)
     return EvidenceCard(
         question, sources, relations, render_card(sources, relations, missing), missing
@@ -670,8 +671,16 @@ def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Sou
     return s
 
 
-def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> list[Relation]:
-    """A calls B (both among the top hits), B is a method of C, B is called by D."""
+def _relations(
+    sources: list[Source],
+    others: Sequence[Any],
+    graph: Graph,
+    weights: dict[str, float] | None = None,
+) -> list[Relation]:
+    """A calls B (both among the top hits), B is a method of C, B is called by D (the callers
+    whose path, name and doc carry most of the question's ``weights`` first: ``_chunk_file``
+    in ``indexer.py`` before ``_view`` in ``grep.py`` for "where are secrets redacted before
+    indexing?")."""
     out: list[Relation] = []
     seen: set[str] = set()
 
@@ -719,9 +728,12 @@ def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> li
     for b in defs[:2]:
         if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
             continue
-        for c in graph.callers.get(b.symbol, [])[:MAX_CALLERS]:
-            if (c.path, c.start_line) == (b.path, b.start_line) or not c.symbol:
-                continue
+        callers = [
+            c
+            for c in graph.callers.get(b.symbol, [])
+            if (c.path, c.start_line) != (b.path, b.start_line) and c.symbol
+        ]
+        for c in _nearest(callers, weights or {})[:MAX_CALLERS]:
             sc = _source_for(c, sources)
             add(
                 f"{_md_code(c.symbol)} ({sc.location}) calls {_md_code(b.symbol)}",
@@ -729,6 +741,17 @@ def _relations(sources: list[Source], others: Sequence[Any], graph: Graph) -> li
                 f"{c.symbol} calls {b.symbol}",
             )
     return out
+
+
+def _nearest(chunks: Sequence[Any], weights: dict[str, float]) -> list[Any]:
+    """``chunks`` ordered by how much of the question's ``weights`` their path, symbol and
+    leading doc cover (``coverage``); ties keep their order."""
+
+    def said(c: Any) -> float:
+        doc = leading_doc(c.text, c.symbol) or ""
+        return coverage(terms_of(f"{c.path} {c.symbol or ''} {doc}"), weights)
+
+    return sorted(chunks, key=lambda c: -said(c)) if weights else list(chunks)
 
 
 def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
@@ -808,7 +831,7 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
     if callers is not None:
         for h in top:
             try:
-                found = callers(_last(h.symbol), [CODE], MAX_CALLERS + 2)
+                found = callers(_last(h.symbol), [CODE], CALLER_POOL)
             except Exception:
                 continue
             graph.callers[h.symbol] = [

@@ -349,3 +349,36 @@ def test_a_thin_wrapper_hands_the_card_to_the_function_it_calls():
     test = replace(hits[0], path="tests/test_termui.py", symbol="test_launch", file_class="test")
     card = evidence_card("How is launching a URL tested?", [test, hits[1]])
     assert card.sources[0].symbol == "test_launch"
+
+
+def test_the_callers_stated_are_the_ones_nearest_the_question():
+    """``redact`` has three callers in the index, read in store order; the question asks about
+    indexing, so ``_chunk_file`` in ``indexer.py`` (path and doc carry "index", "redact") is
+    stated before the first two, which say nothing about it."""
+    redact = "def redact(text):\n    return _AWS.sub('[REDACTED]', text)"
+    hits = [
+        hit(1, "secrets.py", 10, redact, "redact"),
+        hit(2, "history.py", 5, "def index_history(root):\n    walk(root)", "index_history"),
+    ]
+
+    def caller(path, symbol, text):
+        return Chunk(path, 1, 3, text, "python", "function", symbol)
+
+    graph = Graph(
+        definitions={"redact": 1, "index_history": 1},
+        callers={
+            "redact": [
+                caller("blame.py", "_message", "def _message(m):\n    return redact(m)"),
+                caller("gitevals.py", "build_set", "def build_set(c):\n    redact(c)"),
+                caller(
+                    "indexer.py",
+                    "_chunk_file",
+                    'def _chunk_file(f):\n    """Read, redact and chunk one file."""\n'
+                    "    return chunk(redact(f))",
+                ),
+            ]
+        },
+    )
+    card = evidence_card("Where are secrets redacted before indexing?", hits, graph)
+    stated = [r.text.split(" (")[0] for r in card.relations]
+    assert stated[0] == "`_chunk_file`" and len(stated) == 2
