@@ -444,6 +444,10 @@ def score_candidates(
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""
         exact = 1.0 if sym and (sym in named or _last(sym) in named) else 0.0
+        file_class = getattr(h, "file_class", CODE)
+        if about_docs and file_class == DOC and not exact and named:
+            # a question about the docs that names X: the section showing X is named by it
+            exact = 1.0 if any(_mentions(h.text, n) for n in named) else 0.0
         name_cov = coverage(terms_of(sym), weights)
         sig = graph.signatures.get((h.path, h.start_line)) or signature_of(h.text, sym) or ""
         head = f"{sig} {leading_doc(h.text, sym) or ''}"
@@ -453,7 +457,6 @@ def score_candidates(
         s += W_PRIOR / rank
         if similarity is not None and rank - 1 < len(similarity):
             s += W_SIM * similarity[rank - 1]
-        file_class = getattr(h, "file_class", CODE)
         # a documentation section is the unit of answer to a question about the docs
         if h.kind not in DEFINITION_KINDS and not (about_docs and file_class == DOC):
             s *= WINDOW_FACTOR
@@ -495,6 +498,12 @@ def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
         j = wrapper_callee(hits, i, lower, lengths, resolves)
         if j is not None:
             scores[i], scores[j] = scores[j], scores[i]
+
+
+def _mentions(text: str, name: str) -> bool:
+    """``name`` (or its last dotted part) as a whole word in ``text``."""
+    last = _last(name)
+    return bool(last) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", text) is not None
 
 
 def _class_factor(file_class: str, about_tests: bool, about_docs: bool) -> float:

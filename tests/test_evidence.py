@@ -382,3 +382,37 @@ def test_the_callers_stated_are_the_ones_nearest_the_question():
     card = evidence_card("Where are secrets redacted before indexing?", hits, graph)
     stated = [r.text.split(" (")[0] for r in card.relations]
     assert stated[0] == "`_chunk_file`" and len(stated) == 2
+
+
+def test_a_docs_question_naming_a_class_is_answered_by_the_section_showing_it():
+    """ "What does the documentation show as an example of testing with CliRunner?" names the
+    class `CliRunner`: its definition would take the named bonus alone and lead; the section
+    whose example uses `CliRunner` is named by the question as much and, being docs, leads.
+    A section that does not mention it gets no such bonus."""
+    cls = hit(
+        1,
+        "src/click/testing.py",
+        287,
+        "class CliRunner:\n    '''Invoke a command.'''",
+        "CliRunner",
+        "class",
+    )
+    example = replace(
+        hit(
+            3,
+            "docs/testing.md",
+            20,
+            "## Basic Example\n```python\nrunner = CliRunner()\nresult = runner.invoke(hello)\n```",
+        ),
+        symbol="Basic Example",
+        kind="section",
+        file_class="doc",
+    )
+    other = replace(example, text="## Basic Example\nUse the test client to run a command.")
+    q = "What does the documentation show as an example of testing a command with CliRunner?"
+    texts = [h.text for h in (cls, example)]
+    scores = score_candidates(q, [cls, example], term_weights(question_terms(q), texts))
+    assert scores[1] > scores[0]
+    texts = [h.text for h in (cls, other)]
+    scores = score_candidates(q, [cls, other], term_weights(question_terms(q), texts))
+    assert scores[1] < scores[0]
