@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from askrepo import config
@@ -552,7 +553,11 @@ def ask(
         code = [h for h in hits if h.kind != "commit"]  # commits go to the model, not the card
         graph = gather_graph(store, code)
         card = evidence_card(
-            question, code, graph, similarity=header_similarity(question, code, graph, retriever)
+            question,
+            code,
+            graph,
+            similarity=header_similarity(question, code, graph, retriever),
+            project=Path(str(getattr(store, "repo", "") or "")).name,
         )
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]

@@ -92,6 +92,13 @@ def question_terms(question: str) -> list[str]:
     return list(out)
 
 
+def project_terms(name: str | None) -> set[str]:
+    """The stemmed words of a repository's directory name, without version numbers:
+    ``click-8.4.1`` -> {"click"}, ``capacitor-android`` -> {"capacitor", "android"}."""
+    words = re.findall(r"[A-Za-z]{3,}", name or "")
+    return {t for w in words for t in terms_of(w)}
+
+
 def term_weights(terms: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
     """IDF of each term over ``texts`` (the candidates): ``ln(1 + N / df)``, 0 when absent.
 
@@ -565,15 +572,21 @@ def evidence_card(
     *,
     k: int = CANDIDATES,
     similarity: Sequence[float] | None = None,
+    project: str | None = None,
 ) -> EvidenceCard:
     """The deterministic answer for ``question`` from ``hits`` (rank order) and ``graph``.
 
     Sources are numbered in the order the card cites them: the best definition is [1].
     ``similarity``: the question's cosine with each hit's :func:`header_text` (optional).
+    ``project``: the repository's directory name; the words of it (``project_terms``) are not
+    question terms: "how does Click decide…" is about the behaviour, and the few candidates
+    whose text happens to say "click" are not more relevant for it.
     """
     graph = graph or Graph()
     cands = list(hits[:k])
     terms = question_terms(question)
+    own = project_terms(project)
+    terms = [t for t in terms if t not in own]
     weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
     unseen = {t for t, w in weights.items() if w == 0}
     weights = {t: w for t, w in weights.items() if w > 0}

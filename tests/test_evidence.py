@@ -416,3 +416,26 @@ def test_a_docs_question_naming_a_class_is_answered_by_the_section_showing_it():
     texts = [h.text for h in (cls, other)]
     scores = score_candidates(q, [cls, other], term_weights(question_terms(q), texts))
     assert scores[1] < scores[0]
+
+
+def test_the_projects_own_name_is_not_a_question_term():
+    from askrepo.evidence import project_terms
+
+    assert project_terms("click-8.4.1") == {"click"}
+    assert project_terms("capacitor-android") == {"capacitor", "android"}
+    assert project_terms(None) == set()
+    hits = [
+        hit(
+            1,
+            "src/click/_compat.py",
+            500,
+            "def should_strip_ansi(stream):\n    return not isatty(stream)",
+            "should_strip_ansi",
+        )
+    ]
+    q = "How does Click decide whether ANSI codes are stripped from a stream?"
+    # no candidate says "click": without the project's name the card reports it as missing
+    assert evidence_card(q, hits).missing == ["Click", "decide"]
+    card = evidence_card(q, hits, project="click-8.4.1")
+    assert card.missing == ["decide"]
+    assert "words: decide." in card.text
