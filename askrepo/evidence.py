@@ -17,10 +17,13 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
+from py_rust_stemmers import SnowballStemmer
+
 from askrepo.datatypes import CODE, DOC, TEST
-from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier, stem
+from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, parse_query
 from askrepo.ranking import body_lines, definition_line, wrapper_callee
@@ -64,6 +67,16 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s
 
 # ------------------------------------------------------------------------------------------
 # Terms
+
+_SNOWBALL = SnowballStemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) English stem of ``word`` in lower case: "completion" and
+    "complete", "connection" and "connect", "merged" and "merges" meet (the retriever's crude
+    ``identifiers.stem`` keeps them apart; measured on the card only, see docs/ask.md)."""
+    return _SNOWBALL.stem_word(word.lower())
 
 
 def terms_of(text: str) -> list[str]:

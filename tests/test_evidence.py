@@ -72,7 +72,11 @@ class Context:
 # terms
 
 
-def test_stem_meets_inflections():
+def test_stem_meets_inflections_and_derivations():
+    # the crude identifiers.stem keeps each of these pairs apart
+    assert stem("completion") == stem("complete") == stem("completed")
+    assert stem("connection") == stem("connect") and stem("validation") == stem("validate")
+    assert stem("retries") == stem("retry") and stem("Indexing") == stem("indexer") == "index"
     assert stem("merged") == stem("merge") == stem("merges") == "merg"
     assert stem("overlapping") == stem("overlaps") == "overlap"
     assert stem("interrupted") == "interrupt"
@@ -80,12 +84,12 @@ def test_stem_meets_inflections():
 
 
 def test_terms_split_identifiers_and_drop_stop_words():
-    # "get" is a stop word; "file" loses its final e
+    # "get" is a stop word; words are Snowball-stemmed ("file" stays "file")
     assert terms_of("the lookup_default of getFileContext") == [
         "lookup",
         "default",
         "lookupdefault",
-        "fil",
+        "file",
         "context",
         "getfilecontext",
     ]
