@@ -26,7 +26,7 @@ from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, parse_query
-from askrepo.ranking import body_lines, definition_line, wrapper_callee
+from askrepo.ranking import THIN_BODY, body_lines, definition_line, wrapper_callee
 from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
@@ -508,7 +508,7 @@ def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
     code that does it. The callee's name must be unique in the index or defined in the
     wrapper's file. Each wrapper hands over once, to its best-ranked such callee.
     """
-    lengths = [body_lines(h.text, h.symbol) for h in hits]
+    lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in hits]
 
     def resolves(a: Any, b: Any) -> bool:
         return graph.definitions.get(_last(b.symbol), 1) == 1 or a.path == b.path

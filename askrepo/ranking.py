@@ -46,7 +46,7 @@ Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -110,16 +110,21 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
     return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
 
 
-def code_lines(text: str) -> int:
+def code_lines(text: str, limit: int | None = None) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
     docstring. A setter under ten lines of doc comment is three lines of code.
 
     A docstring opens on a line that starts with triple quotes (string prefixes allowed) and
     closes on the first later line holding the same quotes, wherever they are on it (a
-    last line of words that ends with the quotes)."""
-    n = 0
+    last line of words that ends with the quotes). With ``limit``, counting stops once the count
+    exceeds it (the result is then ``limit + 1``)."""
+    return _count(_code(text.splitlines()), limit)
+
+
+def _code(lines: Iterable[str]) -> Iterator[str]:
+    """The code lines of ``lines`` (``code_lines``), lazily."""
     quote = ""  # the open docstring's delimiter, if any
-    for line in text.splitlines():
+    for line in lines:
         s = line.strip()
         if quote:
             if quote in s:
@@ -133,9 +138,16 @@ def code_lines(text: str) -> int:
             if q not in s[opened.end() :]:
                 quote = q
             continue
-        if _COMMENT.match(line):
-            continue
+        if not _COMMENT.match(line):
+            yield line
+
+
+def _count(lines: Iterable[str], limit: int | None) -> int:
+    n = 0
+    for _ in lines:
         n += 1
+        if limit is not None and n > limit:
+            break
     return n
 
 
@@ -155,19 +167,22 @@ def definition_line(lines: Sequence[str], symbol: str | None) -> int:
     return fallback or 0
 
 
-def body_lines(text: str, symbol: str | None) -> int:
+def body_lines(text: str, symbol: str | None, limit: int | None = None) -> int:
     """Code lines of a definition's body: after its signature (up to the first line from the
     definition line on that ends with ``:``, ``{`` or ``=>``; a one-line definition has none),
     not counting blank, comment and docstring lines (``code_lines``), local imports or a
-    closing ``}`` / ``end``. ``def launch(url):`` + an import + ``return open_url(url)`` -> 1."""
+    closing ``}`` / ``end``. ``def launch(url):`` + an import + ``return open_url(url)`` -> 1.
+    ``limit``: as for ``code_lines`` (the thin-wrapper rules only need to know whether a body
+    is longer than THIN_BODY)."""
     lines = text.splitlines()
     start = definition_line(lines, symbol)
     end = next(
         (j for j in range(start, len(lines)) if lines[j].rstrip().endswith((":", "{", "=>"))),
         start,
     )
-    body = [ln for ln in lines[end + 1 :] if ln.strip() not in _BLOCK_END]
-    return code_lines("\n".join(ln for ln in body if not _IMPORT.match(ln)))
+    code = _code(lines[end + 1 :])
+    body = (ln for ln in code if ln.strip() not in _BLOCK_END and not _IMPORT.match(ln))
+    return _count(body, limit)
 
 
 def wrapper_callee(
@@ -212,7 +227,7 @@ def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
     def resolves(a: Any, b: Any) -> bool:
         return counts.get(b.symbol.split(".")[-1]) == 1 or a.path == b.path
 
-    lengths = [body_lines(h.text, h.symbol) for h in out[:n]]
+    lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in out[:n]]
     done: set[int] = set()
     i = 0
     while i < n:
