@@ -243,6 +243,7 @@ def fts_query(query: str, max_terms: int = 32) -> str:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude, stable stem: lower case, one common English suffix removed (the stem keeps at
     least 3 letters), then a final ``e`` and a doubled final consonant dropped, so that

@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from .datatypes import CODE, NON_DEFINITION_KINDS, TEST
@@ -110,6 +111,7 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
     return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
 
 
+@lru_cache(maxsize=1 << 15)
 def code_lines(text: str, limit: int | None = None) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
     docstring. A setter under ten lines of doc comment is three lines of code.
@@ -268,6 +270,13 @@ def _length_for(h: Any, q: Query) -> float:
 
 
 def names_definition(words: Sequence[str], symbol: str | None) -> bool:
+    """``_names_definition``, cached per (words, symbol): every search asks it of ~100
+    candidates, and the same chunks come back for the next question."""
+    return _names_definition(tuple(words), symbol)
+
+
+@lru_cache(maxsize=1 << 14)
+def _names_definition(words: tuple[str, ...], symbol: str | None) -> bool:
     """Whether the question's words name this definition: the last part of its symbol whole,
     or every part of a compound name, matched by ``words_match`` or the same ``stem``
     (expire -> SessionStore.expire; passwords hashed -> hash_password)."""
@@ -301,6 +310,7 @@ def _norm(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 16)
 def words_match(a: str, b: str) -> bool:
     """Same word after ``_norm``, or one a prefix of the other with the shorter ≥ 5 letters
     (config ~ configuration, dependency ~ dependencies, form !~ format)."""
@@ -348,6 +358,12 @@ _META_WORDS = frozenset(
 
 
 def path_word_factor(path: str, words: Sequence[str]) -> float:
+    """``_path_word_factor``, cached per (path, words)."""
+    return _path_word_factor(path, tuple(words))
+
+
+@lru_cache(maxsize=1 << 14)
+def _path_word_factor(path: str, words: tuple[str, ...]) -> float:
     """PATH_STEM_BOOST when the words name the file stem, PATH_DIR_BOOST when they name one of
     its directories (``names_file``), else 1. ``config`` -> config.py; ``dependency`` ->
     dependencies/. Words about code itself ("the same file", "which function") never count."""
