@@ -111,7 +111,7 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
     return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 12)  # keyed by chunk text: kept small
 def code_lines(text: str, limit: int | None = None) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
     docstring. A setter under ten lines of doc comment is three lines of code.
