@@ -217,7 +217,8 @@ def wrapper_callee(
 def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
     """Within the top ``pool`` (DELEGATE_POOL), move the callee of each thin wrapper
     (``wrapper_callee``, a candidate ranked below it) to just above the wrapper, with the
-    wrapper's score; the rest keep their order. A callee's name must be unique in the pool or
+    wrapper's score and ``sources["delegate"]`` = the rank it came from (for ``--explain``); the
+    rest keep their order. A callee's name must be unique in the pool or
     defined in the wrapper's file. Each hit moves or is moved at most once."""
     out = list(hits)
     n = min(DELEGATE_POOL if pool is None else pool, len(out))
@@ -237,7 +238,10 @@ def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
             j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves)
             if j is not None and id(out[j]) not in done:
                 done.update((id(out[i]), id(out[j])))
-                callee = replace(out.pop(j), score=out[i].score)
+                moved = out.pop(j)
+                callee = replace(
+                    moved, score=out[i].score, sources={**moved.sources, "delegate": j + 1}
+                )
                 out.insert(i, callee)
                 lengths.insert(i, lengths.pop(j))
                 i += 1

@@ -355,6 +355,7 @@ def test_delegate_moves_the_callee_just_above_the_thin_wrapper():
     out = ranking.delegate(hits)
     assert [h.symbol for h in out] == ["open_url", "launch", "get_app_dir"]
     assert [h.score for h in out] == [0.9, 0.9, 0.8]
+    assert out[0].sources == {"delegate": 3}  # where it came from, for --explain
     assert [h.symbol for h in hits] == ["launch", "get_app_dir", "open_url"]  # input untouched
 
 
