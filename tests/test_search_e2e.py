@@ -180,3 +180,59 @@ def test_ranking_stages_on_the_real_index(retriever):
     # every stage off gives the old ranking, which still answers
     old = retriever.search("SessionStore", SearchOptions(k=5, disabled=("defs", "saturation")))
     assert old.hits and old.hits[0].path == "shop/auth.py"
+
+
+LAUNCH = '''def launch(url, wait=False):
+    """Open a web address in the user's default browser."""
+    from ._impl import open_url
+
+    return open_url(url, wait=wait)
+'''
+OPEN_URL = """import subprocess
+import sys
+
+
+def open_url(url, wait=False):
+    if sys.platform == "darwin":
+        args = ["open", url]
+    elif sys.platform == "win32":
+        args = ["start", url]
+    else:
+        args = ["xdg-open", url]
+    proc = subprocess.Popen(args)
+    return proc.wait() if wait else 0
+"""
+
+
+def test_delegate_stage_ranks_the_callee_just_above_its_thin_wrapper(tmp_path, monkeypatch):
+    """Real tree-sitter, model and LanceDB: ``launch`` (its docstring is the question) ranks
+    first without the stage; with it, ``open_url``, which ``launch`` returns, is first, and
+    ``search --explain`` says why."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "termui.py").write_text(LAUNCH)
+    (repo / "pkg" / "_impl.py").write_text(OPEN_URL)
+    (repo / "pkg" / "colors.py").write_text("def style(text, fg=None):\n    return text\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(repo)
+    r = Retriever.open(repo)
+    q = "launch a web address in the default browser"
+    off = [h.symbol for h in r.search(q, SearchOptions(k=5, disabled=("delegate",))).hits]
+    assert off.index("launch") < off.index("open_url")
+    on = r.search(q, SearchOptions(k=5)).hits
+    assert [h.symbol for h in on][:2] == ["open_url", "launch"]
+    assert on[0].sources["delegate"] == off.index("open_url") + 1
+    shown = run_cli(
+        "search",
+        q,
+        "--repo",
+        str(repo),
+        "--explain",
+        home=tmp_path / "home",
+        env={"COLUMNS": "200"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "the thin wrapper below calls it" in shown.stdout
