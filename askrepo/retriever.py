@@ -215,6 +215,22 @@ class FileSearchResult:
 FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
+_POOL: tuple[int, Any] | None = None  # (pid, executor): a forked child makes its own
+
+
+def _background(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a shared worker thread; returns its ``Future`` (``result()`` re-raises
+    what ``fn`` raised)."""
+    global _POOL
+    import os
+
+    if _POOL is None or _POOL[0] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = (os.getpid(), ThreadPoolExecutor(2, thread_name_prefix="askrepo-search"))
+    return _POOL[1].submit(fn, *args)
+
+
 def _validate(query: str, opts: SearchOptions) -> None:
     if not query or not query.strip():
         raise UsageError("The query is empty — ask a question or name an identifier")
@@ -304,6 +320,11 @@ class Retriever:
         )
         coverage = done / total if total and done < total else 1.0
         qvec = None
+        # The full-text query runs in a worker thread while the question is embedded and the
+        # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
+        fts_rows = None
+        if opts.mode in ("fts", "hybrid") and q.fts:
+            fts_rows = _background(self.store.fts, q.fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:
@@ -319,7 +340,7 @@ class Retriever:
                 if not dense_ids:
                     dense_ids = ids
         if opts.mode in ("fts", "hybrid"):
-            for cid, chunk, _ in self.store.fts(q.fts, n, classes) if q.fts else []:
+            for cid, chunk, _ in fts_rows.result() if fts_rows is not None else []:
                 chunks[cid] = chunk
                 fts_ids.append(cid)
             lists.append(fts_ids)

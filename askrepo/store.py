@@ -557,8 +557,10 @@ class IndexStore:
         return self._retrying(run)
 
     def start_search(self) -> None:
-        """Called by each search; from the second one on, queries use the in-memory mirror."""
+        """Called by each search; from the second one on, queries use the in-memory mirror,
+        loaded (or its vectors reloaded) here, before the search's lists may run in threads."""
         self._searches += 1
+        self._mirror_ready()
 
     def _mirror_ready(self) -> Mirror | None:
         """The in-memory mirror, once a second search has started (see ``__init__``)."""

@@ -236,3 +236,61 @@ def test_delegate_stage_ranks_the_callee_just_above_its_thin_wrapper(tmp_path, m
     )
     assert shown.returncode == 0, shown.stderr
     assert "the thin wrapper below calls it" in shown.stdout
+
+
+def test_full_text_search_runs_beside_the_embedding_and_its_errors_reach_the_caller(
+    retriever, monkeypatch
+):
+    """The FTS list runs in a worker thread (retriever._background); the hits are the same as
+    a sequential run's, and an error inside it is raised by search as before."""
+    import threading
+
+    q = "how is a discount code applied to a price?"
+    seen: list[str] = []
+    real_fts = retriever.store.fts
+
+    def fts(*args):
+        seen.append(threading.current_thread().name)
+        return real_fts(*args)
+
+    monkeypatch.setattr(retriever.store, "fts", fts)
+    threaded = [h.location for h in retriever.search(q, SearchOptions(k=8)).hits]
+    assert seen and seen[-1].startswith("askrepo-search")
+
+    def inline(fn, *args):  # the same search with the FTS list computed in this thread
+        from concurrent.futures import Future
+
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
+
+    monkeypatch.setattr("askrepo.retriever._background", inline)
+    assert [h.location for h in retriever.search(q, SearchOptions(k=8)).hits] == threaded
+    assert seen[-1] == threading.current_thread().name
+
+    def broken(*args):
+        raise OSError("FTS index unreadable")
+
+    monkeypatch.setattr(retriever.store, "fts", broken)
+    with pytest.raises(OSError, match="FTS index unreadable"):
+        retriever.search(q, SearchOptions(k=8))
+
+
+def test_search_works_in_a_forked_child_after_the_parent_searched(retriever):
+    """The worker pool belongs to the process that made it: a child forked after a search
+    makes its own instead of waiting forever on the parent's threads."""
+    import os
+    import signal
+
+    q = "how is a discount code applied to a price?"
+    first = [h.location for h in retriever.search(q, SearchOptions(k=5)).hits]
+    pid = os.fork()
+    if pid == 0:  # the child: a hang is killed by the alarm, a wrong answer exits 1
+        signal.alarm(60)
+        try:
+            again = [h.location for h in retriever.search(q, SearchOptions(k=5)).hits]
+            os._exit(0 if again == first else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
