@@ -41,7 +41,8 @@ for q in queries:
     times.append((time.perf_counter() - t0) * 1000)
 times.sort()
 p95 = times[max(1, -(-95 * len(times) // 100)) - 1]
-print(json.dumps({"median": statistics.median(times), "p95": p95}))
+import askrepo
+print(json.dumps({"median": statistics.median(times), "p95": p95, "code": askrepo.__file__}))
 """
 
 
@@ -85,8 +86,13 @@ def main() -> None:
                     capture_output=True,
                     text=True,
                     env=env,
+                    cwd=path,  # python -c puts the cwd first on sys.path
                 ).stdout
                 r = json.loads(out.strip().splitlines()[-1])
+                # each side must run its own code (before 2026-12-01 both ran the working
+                # tree when started from the checkout: the cwd came first on sys.path)
+                if not Path(r["code"]).resolve().is_relative_to(Path(path).resolve()):
+                    sys.exit(f"{name}: imported {r['code']}, not the code under {path}")
                 results[name].append(r)
                 print(f"  {name:14s} median {r['median']:6.1f} ms  p95 {r['p95']:6.1f} ms")
     med = {n: statistics.median(r["median"] for r in rs) for n, rs in results.items()}
