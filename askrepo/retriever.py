@@ -154,8 +154,7 @@ class SearchOptions:
     expand: bool = False
     expand_depth: int = 2
     max_per_file: int | None = None  # None: no cap, saturation decays (3 without saturation)
-    candidates: int = 50  # per list (at least 3·k)
-    fts_candidates: int | None = None  # None: FTS_FACTOR × candidates (see FTS_FACTOR)
+    candidates: int = 50
     extra_queries: list[str] = field(default_factory=list)
     symbol_boost: bool = True
     pieces: bool = True  # False: dense scores ignore piece vectors (an ablation, `+nopieces`)
@@ -213,10 +212,6 @@ class FileSearchResult:
         return d
 
 
-# The full-text list is twice as long as the dense one: on the dev benchmark 100 FTS
-# candidates instead of 50 gained 4 questions at hit@5 and lost none (nDCG@10 0.730 -> 0.733;
-# Click and askrepo unchanged); the query runs beside the embedding, so the time is hidden.
-FTS_FACTOR = 2
 FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
@@ -329,8 +324,7 @@ class Retriever:
         # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
         fts_rows = None
         if opts.mode in ("fts", "hybrid") and q.fts:
-            n_fts = opts.fts_candidates if opts.fts_candidates is not None else FTS_FACTOR * n
-            fts_rows = _background(self.store.fts, q.fts, max(n_fts, k), classes)
+            fts_rows = _background(self.store.fts, q.fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:
