@@ -112,15 +112,14 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
 
 
 @lru_cache(maxsize=1 << 12)  # keyed by chunk text: kept small
-def code_lines(text: str, limit: int | None = None) -> int:
+def code_lines(text: str) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
     docstring. A setter under ten lines of doc comment is three lines of code.
 
     A docstring opens on a line that starts with triple quotes (string prefixes allowed) and
     closes on the first later line holding the same quotes, wherever they are on it (a
-    last line of words that ends with the quotes). With ``limit``, counting stops once the count
-    exceeds it (the result is then ``limit + 1``)."""
-    return _count(_code(text.splitlines()), limit)
+    last line of words that ends with the quotes)."""
+    return _count(_code(text.splitlines()), None)
 
 
 def _code(lines: Iterable[str]) -> Iterator[str]:
@@ -145,6 +144,7 @@ def _code(lines: Iterable[str]) -> Iterator[str]:
 
 
 def _count(lines: Iterable[str], limit: int | None) -> int:
+    """How many ``lines``; with ``limit``, counting stops at ``limit + 1``."""
     n = 0
     for _ in lines:
         n += 1
@@ -174,8 +174,8 @@ def body_lines(text: str, symbol: str | None, limit: int | None = None) -> int:
     definition line on that ends with ``:``, ``{`` or ``=>``; a one-line definition has none),
     not counting blank, comment and docstring lines (``code_lines``), local imports or a
     closing ``}`` / ``end``. ``def launch(url):`` + an import + ``return open_url(url)`` -> 1.
-    ``limit``: as for ``code_lines`` (the thin-wrapper rules only need to know whether a body
-    is longer than THIN_BODY)."""
+    With ``limit``, counting stops at ``limit + 1`` (the thin-wrapper rules only need to know
+    whether a body is longer than THIN_BODY)."""
     lines = text.splitlines()
     start = definition_line(lines, symbol)
     end = next(
@@ -219,7 +219,8 @@ def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
     (``wrapper_callee``, a candidate ranked below it) to just above the wrapper, with the
     wrapper's score and ``sources["delegate"]`` = the rank it came from (for ``--explain``); the
     rest keep their order. A callee's name must be unique in the pool or
-    defined in the wrapper's file. Each hit moves or is moved at most once."""
+    defined in the wrapper's file. Each hit moves or is moved at most once: after a move the
+    scan goes on below the wrapper, and only hits below the scan are looked at."""
     out = list(hits)
     n = min(DELEGATE_POOL if pool is None else pool, len(out))
     counts: dict[str, int] = {}
@@ -231,20 +232,15 @@ def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
         return counts.get(b.symbol.split(".")[-1]) == 1 or a.path == b.path
 
     lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in out[:n]]
-    done: set[int] = set()
     i = 0
     while i < n:
-        if id(out[i]) not in done:
-            j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves)
-            if j is not None and id(out[j]) not in done:
-                done.update((id(out[i]), id(out[j])))
-                moved = out.pop(j)
-                callee = replace(
-                    moved, score=out[i].score, sources={**moved.sources, "delegate": j + 1}
-                )
-                out.insert(i, callee)
-                lengths.insert(i, lengths.pop(j))
-                i += 1
+        j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves)
+        if j is not None:
+            moved = out.pop(j)
+            sources = {**moved.sources, "delegate": j + 1}
+            out.insert(i, replace(moved, score=out[i].score, sources=sources))
+            lengths.insert(i, lengths.pop(j))
+            i += 1  # the wrapper, now below its callee
         i += 1
     return out
 
