@@ -557,7 +557,7 @@ def ask(
             code,
             graph,
             similarity=header_similarity(question, code, graph, retriever),
-            project=Path(str(getattr(store, "repo", "") or "")).name,
+            project=Path(getattr(store, "repo", "") or "").name,
         )
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]

@@ -26,7 +26,14 @@ from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, parse_query
-from askrepo.ranking import THIN_BODY, body_lines, definition_line, wrapper_callee
+from askrepo.ranking import (
+    DECORATOR,
+    LEAD_COMMENT,
+    THIN_BODY,
+    body_lines,
+    definition_line,
+    wrapper_callee,
+)
 from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
@@ -59,8 +66,6 @@ QUESTION_WORDS = frozenset(
     """.split()
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
-_DECORATOR = re.compile(r"^\s*(?:@|#\[)")
 _DOCSTRING_OPEN = re.compile(r'^\s*[rRuUbB]{0,2}("""|\'\'\'|"|\')')
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s|$)")
 
@@ -144,9 +149,6 @@ def _last(symbol: str | None) -> str:
     return (symbol or "").split(".")[-1]
 
 
-_def_line = definition_line
-
-
 def signature_of(text: str, symbol: str | None) -> str | None:
     """The definition's header from its text: the defining line, continued while brackets are
     open (at most 40 lines), whitespace collapsed, without the trailing ``:`` / ``{``.
@@ -157,7 +159,7 @@ def signature_of(text: str, symbol: str | None) -> str | None:
     lines = split_lines(text)
     if not lines:
         return None
-    i = _def_line(lines, symbol)
+    i = definition_line(lines, symbol)
     parts: list[str] = []
     depth = 0
     for line in lines[i : i + 40]:
@@ -206,16 +208,16 @@ def leading_doc(text: str, symbol: str | None) -> str | None:
     lines = split_lines(text)
     if not lines:
         return None
-    i = _def_line(lines, symbol)
+    i = definition_line(lines, symbol)
     if symbol is None and _DOCSTRING_OPEN.match(lines[i]):  # a module docstring
         doc = _docstring(lines, i)
         return first_sentence(doc) if doc else None
     # a comment block just above the definition (decorators may sit between)
     above: list[str] = []
     j = i - 1
-    while j >= 0 and _DECORATOR.match(lines[j]):
+    while j >= 0 and DECORATOR.match(lines[j]):
         j -= 1
-    while j >= 0 and _COMMENT.match(lines[j]):
+    while j >= 0 and LEAD_COMMENT.match(lines[j]):
         above.insert(0, lines[j])
         j -= 1
     # a docstring: the first statement after the header
@@ -231,9 +233,9 @@ def leading_doc(text: str, symbol: str | None) -> str | None:
     doc = _docstring(lines, body) if body < len(lines) else None
     if doc is None and above:
         doc = _comment_text(above)
-    if doc is None and body < len(lines) and _COMMENT.match(lines[body]):
+    if doc is None and body < len(lines) and LEAD_COMMENT.match(lines[body]):
         block = []
-        while body < len(lines) and _COMMENT.match(lines[body]):
+        while body < len(lines) and LEAD_COMMENT.match(lines[body]):
             block.append(lines[body])
             body += 1
         doc = _comment_text(block)
@@ -317,7 +319,7 @@ def key_lines(
         if not found or (len(found) < 2 and found <= named):
             continue
         score = sum(weights[t] for t in found)
-        if _COMMENT.match(line):
+        if LEAD_COMMENT.match(line):
             score *= 0.9
         scored.append((score, n, s))
     top = max((x[0] for x in scored), default=0.0)
@@ -622,7 +624,7 @@ def evidence_card(
         if sig and not _shows(h.text, sig):
             sig = None  # a later part of a long definition: its header is not in these lines
         lines = split_lines(h.text)
-        def_at = h.start_line + _def_line(lines, h.symbol)
+        def_at = h.start_line + definition_line(lines, h.symbol)
         doc = leading_doc(h.text, h.symbol)
         skip = [def_at] + [
             h.start_line + j for j, ln in enumerate(lines) if doc and _in_doc(ln, doc)

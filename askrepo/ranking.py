@@ -160,7 +160,7 @@ def definition_line(lines: Sequence[str], symbol: str | None) -> int:
     pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
     fallback = None
     for i, line in enumerate(lines):
-        if not line.strip() or _LEAD_COMMENT.match(line) or _DECORATOR.match(line):
+        if not line.strip() or LEAD_COMMENT.match(line) or DECORATOR.match(line):
             continue
         if fallback is None:
             fallback = i
@@ -452,8 +452,8 @@ _IMPORT = re.compile(
     r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
 )
 _CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
-_LEAD_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")  # before a definition line
-_DECORATOR = re.compile(r"^\s*(?:@|#\[)")
+LEAD_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")  # before a definition line
+DECORATOR = re.compile(r"^\s*(?:@|#\[)")
 _BLOCK_END = frozenset(("}", "};", "})", "end"))
 _DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(\"\"\"|''')")  # a stripped line opening a docstring
 _OPENERS = ("(", "{", "[")
