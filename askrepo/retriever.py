@@ -6,6 +6,7 @@ The ranking-critical pieces are pure functions (``rrf``, ``detect_scope``, ``mer
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -222,8 +223,6 @@ def _background(fn: Any, *args: Any) -> Any:
     """``fn(*args)`` in a shared worker thread; returns its ``Future`` (``result()`` re-raises
     what ``fn`` raised)."""
     global _POOL
-    import os
-
     if _POOL is None or _POOL[0] != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
 
