@@ -276,6 +276,8 @@ def check_claim(
         names.append(label)
         same = [s for s in cited if s.path == path or s.path.endswith("/" + path)]
         exists = bool(same) or path_exists(path) or any(path in (s.text or "") for s in cited)
+        # a symbol that looks like a file name (Go's method `context.json`) names a cited source
+        exists = exists or (a is None and any(getattr(s, "symbol", None) == path for s in cited))
         if not exists:
             bad.append(label)
         elif (

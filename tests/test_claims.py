@@ -152,3 +152,24 @@ def test_check_answer_and_marking():
         "`echo` strips codes with `strip_ansi` [2]. It uses `os.isatty` [2]. "
         "⚠ _not in the cited code: `os.isatty`_"
     )
+
+
+def test_a_cited_symbol_that_looks_like_a_file_name_is_supported():
+    """Go's method ``json`` of type ``context`` is the symbol ``context.json``: named in
+    backticks it parses as a path, and no file has that name. The cited source's symbol is
+    exactly it, so the claim holds; the same name citing another source does not."""
+    json_method = SimpleNamespace(
+        path="context.go",
+        start_line=273,
+        end_line=281,
+        symbol="context.json",
+        text="func (c *context) json(code int, i interface{}) error {\n\treturn nil\n}",
+    )
+    sources = {1: ECHO, 2: json_method}
+    assert check_claim("Also relevant: `context.json` [2].", sources, exists).unsupported == []
+    wrong = check_claim("Also relevant: `context.json` [1].", sources, exists)
+    assert wrong.unsupported == ["context.json"]
+    # a real path still needs the file (or a cited source of it)
+    assert check_claim("See `context.json:3` [2].", sources, exists).unsupported == [
+        "context.json:3"
+    ]
