@@ -258,17 +258,56 @@ def resolve_citations(
 
 
 def missing_identifiers(question: str, store: Any) -> list[str]:
-    """Identifier-like names in ``question`` that occur nowhere in the index.
+    """Identifier-like names the question is *about* that occur nowhere in the index.
 
     A name is present when ``store.find_symbol(name)`` finds a definition (exact or qualified
     suffix) or ``store.has_term(name)`` finds it in any chunk; a dotted name (``A.b``) also
     counts as present when each of its parts is. Names come from
     ``askrepo.identifiers.query_identifiers`` (code-like tokens and backticked names only).
+    Names that are only context — inside a quoted message, or anywhere in a pasted issue body
+    or stack trace — are left out (``absent_context_names``): a browser's error message that
+    names a browser type is not a question about that type.
+    """
+    return _absent(subject_identifiers(question), store)
+
+
+def absent_context_names(question: str, store: Any) -> list[str]:
+    """Names the question quotes as context (see ``missing_identifiers``) that occur nowhere
+    in the index. They do not refuse the question; the answer says they are not in the code.
+
+    >>> from types import SimpleNamespace as NS
+    >>> store = NS(find_symbol=lambda n: [], has_term=lambda n: n == "fetchAdapter")
+    >>> absent_context_names('fetchAdapter throws "field on RequestInitDict is missing"', store)
+    ['RequestInitDict']
     """
     from askrepo.identifiers import query_identifiers
 
+    subject = set(subject_identifiers(question))
+    context = [n for n in query_identifiers(question) if n not in subject]
+    return _absent(context, store)
+
+
+def subject_identifiers(question: str) -> list[str]:
+    """The identifiers a question names outside quoted messages; none for a pasted issue body
+    or stack trace (``askrepo.query``'s ``trace`` kind), where every name is context.
+
+    >>> subject_identifiers('Why does `read_config` fail with "KeyError in ConfigLoader"?')
+    ['read_config']
+    """
+    from askrepo.identifiers import query_identifiers
+    from askrepo.query import is_trace, quoted_message_spans
+
+    if is_trace(question):
+        return []
+    text = question
+    for a, b in quoted_message_spans(question):
+        text = text[:a] + " " * (b - a) + text[b:]
+    return query_identifiers(text)
+
+
+def _absent(names: list[str], store: Any) -> list[str]:
     missing: list[str] = []
-    for name in query_identifiers(question):
+    for name in names:
         if name in missing or _present(name, store):
             continue
         missing.append(name)
@@ -490,6 +529,7 @@ def ask(
     commit = getattr(meta, "commit", None)
     card: Any = None
     uses_model = llm.name != "none"
+    context_absent: list[str] = []  # quoted names not in the code (absent_context_names)
 
     def path_exists(path: str) -> bool:
         try:
@@ -519,10 +559,13 @@ def ask(
             evidence_sources=[s.to_dict() for s in card.sources] if card is not None else [],
             claims=[c.to_dict() for c in claims or []],
             note=getattr(llm, "note", None),
+            not_in_code=list(context_absent),
         )
 
     with _timed(timings, "refusal_check"):
         missing = missing_identifiers(question, store)
+        if not missing:
+            context_absent = absent_context_names(question, store)
 
     extra: list[str] = []
     if hyde and not missing and uses_model:

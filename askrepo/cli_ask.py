@@ -181,6 +181,15 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
     from .claims import Claim, mark_unsupported
     from .llm import PROSE_HINT
 
+    if answer.not_in_code:
+        names = ", ".join(f"`{n}`" for n in answer.not_in_code)
+        console.print(
+            Text(
+                f"Not in the code base: {names} (quoted in the question; no definition and no "
+                "occurrence in the index). The answer comes from the rest of the question.",
+                style="yellow",
+            )
+        )
     if answer.evidence and answer.answer != answer.evidence:  # a model's prose, then the card
         claims = [Claim(c["text"], c["citations"], c["names"], c["unsupported"])
                   for c in answer.claims]  # fmt: skip

@@ -131,6 +131,9 @@ class Answer(_JSON):
     # (askrepo.claims.Claim.to_dict()).
     claims: list[dict[str, Any]] = field(default_factory=list)
     note: str | None = None  # one line: how to get a better answer (e.g. no model server)
+    # Names the question quotes as context (an error message, a pasted issue) that occur
+    # nowhere in the index: stated, not refused (askrepo.answer.absent_context_names).
+    not_in_code: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -105,6 +105,22 @@ def quoted_phrases(query: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def quoted_message_spans(query: str) -> list[tuple[int, int]]:
+    """Where the question quotes a message — text of several words in double or single quotes,
+    not backticked code — as (start, end) offsets including the quotes:
+    "The 'credentials' field is not implemented."
+
+    >>> quoted_message_spans('it throws "no such option: --x" but `run(a b)` works')
+    [(10, 31)]
+    """
+    out = []
+    for m in _QUOTED.finditer(query):
+        text = m.group(2) or m.group(3)  # not group 1: backticks quote code
+        if text and " " in text.strip() and not _IDENT_ONLY.fullmatch(text.strip()):
+            out.append(m.span())
+    return out
+
+
 def file_names(query: str) -> list[str]:
     """File names and paths in the question whose extension is a known source/text one."""
     out = []

@@ -18,12 +18,14 @@ from askrepo.answer import (
     NO_CITATION_NOTE,
     NO_SUPPORTED_CLAIM,
     TRUNCATED_MARK,
+    absent_context_names,
     ask,
     build_prompt,
     contextual_summary,
     missing_identifiers,
     refusal_text,
     resolve_citations,
+    subject_identifiers,
     summary_grammar,
     summary_prompt,
 )
@@ -253,6 +255,32 @@ def test_missing_identifiers_ignores_plain_words_and_versions():
     assert missing_identifiers(q, STORE) == []
 
 
+def test_names_inside_a_quoted_message_are_context_not_the_subject():
+    # a browser's error message names a browser type; the question is about the fetch code
+    q = "Each request with echo throws \"The 'credentials' field on 'RequestInitDict' is unset.\""
+    assert missing_identifiers(q, STORE) == []
+    assert absent_context_names(q, STORE) == ["RequestInitDict"]
+    # the same name outside the quotes is the subject: refused as before
+    q = "How does `RequestInitDict` read credentials?"
+    assert missing_identifiers(q, STORE) == ["RequestInitDict"]
+    assert absent_context_names(q, STORE) == []
+
+
+def test_backticked_code_and_one_quoted_name_stay_the_subject():
+    assert subject_identifiers("What does `run(FooRegistry, x)` do?") == ["FooRegistry"]
+    assert subject_identifiers("Where is 'FooRegistry' defined?") == ["FooRegistry"]
+    assert missing_identifiers("Where is 'FooRegistry' defined?", STORE) == ["FooRegistry"]
+
+
+def test_a_pasted_trace_names_only_context():
+    trace = "Traceback (most recent call last):\n" + "".join(
+        f'  File "app/handlers.py", line {n}, in UserSideHandler{n}\n' for n in range(6)
+    )
+    assert subject_identifiers(trace) == []
+    assert missing_identifiers(trace, STORE) == []
+    assert "UserSideHandler0" in absent_context_names(trace, STORE)
+
+
 def test_refusal_text_states_the_evidence():
     text = refusal_text(["FooRegistry", "bar_baz"], STORE.meta())
     assert text.startswith("The code base does not contain `FooRegistry` or `bar_baz`:")
@@ -375,6 +403,15 @@ def test_ask_refuses_absent_identifier_without_calling_the_model():
     assert llm.calls == []
     assert ans.answer.startswith("The code base does not contain `ParameterOriginRegistry`")
     assert ans.citations == [] and ans.retrieved == SHOWN
+
+
+def test_ask_answers_a_quoted_error_and_names_what_is_not_in_the_code():
+    llm = FakeLLM("It is read from the map [1].")
+    q = 'Reading throws "field on RequestInitDict is not implemented": where is default_map read?'
+    ans = ask(q, FakeRetriever(SHOWN), llm)
+    assert not ans.refused and ans.not_in_code == ["RequestInitDict"]
+    assert [c.n for c in ans.citations][:1] == [1]
+    assert ans.to_dict()["not_in_code"] == ["RequestInitDict"]
 
 
 def test_ask_with_no_hits_does_not_call_the_model():

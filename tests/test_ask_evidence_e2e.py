@@ -101,6 +101,20 @@ def test_ask_absent_identifier_is_still_refused_without_a_model(indexed):
     assert data["answer"].startswith("The code base does not contain `PaymentGatewayRegistry`")
 
 
+def test_ask_a_pasted_error_naming_a_foreign_type_is_answered_not_refused(indexed):
+    # the name comes from the user's runtime, not from this code: say so, answer the rest
+    root, home = indexed
+    q = 'Login fails with "SessionVaultProxy is not initialized": where is the password checked?'
+    p = _ask(q, "--repo", str(root), "--backend", "none", "--json", home=home)
+    data = json.loads(p.stdout)
+    assert data["refused"] is False and data["not_in_code"] == ["SessionVaultProxy"]
+    assert data["citations"][0]["symbol"] == "authenticate_user"
+    p = _ask(q, "--repo", str(root), "--backend", "none", home=home)
+    text = " ".join(p.stdout.split())
+    assert "Not in the code base: `SessionVaultProxy` (quoted in the question" in text
+    assert "authenticate_user" in text and "Traceback" not in p.stderr
+
+
 def test_choose_backend_none_and_auto_fallback_to_none(monkeypatch):
     monkeypatch.delenv("ASKREPO_BACKEND", raising=False)
     assert isinstance(choose_backend("none"), NoModel)

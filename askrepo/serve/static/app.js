@@ -202,9 +202,11 @@ function onEvent(kind, data) {
     box.className = "";
     box.innerHTML = renderMarkdown(data.answer, cites);
     const secs = ((data.timings_ms && data.timings_ms.total) || 0) / 1000;
-    $("#answer-meta").textContent = data.refused
+    const absent = (data.not_in_code || []).length
+      ? `not in the code base: ${data.not_in_code.join(", ")} (quoted in the question) · ` : "";
+    $("#answer-meta").textContent = absent + (data.refused
       ? `answered from the index alone · ${secs.toFixed(1)} s`
-      : `${data.backend} · ${data.model} · ${secs.toFixed(1)} s`;
+      : `${data.backend} · ${data.model} · ${secs.toFixed(1)} s`);
     $("#sources").innerHTML = data.citations.length ? "<b>Sources</b><ol>" + data.citations.map((c) =>
       `<li value="${c.n}"><a class="cite" data-repo="${esc(c.repo || "")}" data-path="${esc(c.path)}" data-start="${c.start_line}" data-end="${c.end_line}">${esc(c.path)}:${c.start_line}-${c.end_line}</a> ${esc(c.symbol || "")}</li>`).join("") + "</ol>" : "";
   }
