@@ -34,7 +34,6 @@ from askrepo.ranking import (
     definition_line,
     wrapper_callee,
 )
-from askrepo.retriever import detect_scope
 
 DEFINITION_KINDS = ("function", "method", "class")
 MAX_DEFINITIONS = 3  # definitions described in full
@@ -457,11 +456,12 @@ def score_candidates(
 
     Last, a thin wrapper swaps scores with a longer candidate it calls (``_delegate``).
     """
-    if parse_query(question).kind == SYMBOL:
+    parsed = parse_query(question)
+    if parsed.kind == SYMBOL:
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()
-    about_tests, about_docs = detect_scope(question)
+    about_tests, about_docs = parsed.about_tests, parsed.about_docs
     scores: list[float] = []
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""

@@ -71,6 +71,27 @@ def detect_scope(query: str) -> tuple[bool, bool]:
     return bool(_TEST_WORDS.search(query)), bool(_DOC_WORDS.search(query))
 
 
+def question_scope(text: str, kind: str, files: list[str] | tuple[str, ...]) -> tuple[bool, bool]:
+    """(include_tests, include_docs) for a parsed question: ``detect_scope``'s words, except
+    in a pasted issue body or log (kind ``trace``). There the words describe the reporter's
+    situation ("my tests fail", "as the docs say") and the fix is in the code, so only a test or
+    doc *file* the text names brings tests or docs in (a trace through ``tests/test_api.py``).
+
+    >>> question_scope("where is X tested?", NATURAL, [])
+    (True, False)
+    >>> question_scope("Steps: run the tests ... (a long report)", TRACE, [])
+    (False, False)
+    >>> question_scope("FAILED tests/test_api.py::test_login ...", TRACE, ["tests/test_api.py"])
+    (True, False)
+    """
+    if kind != TRACE:
+        return detect_scope(text)
+    from .ingest import DOC, TEST, classify
+
+    classes = {classify(f, None) for f in files}
+    return TEST in classes, DOC in classes
+
+
 @dataclass(frozen=True)
 class Query:
     text: str
@@ -184,14 +205,15 @@ def parse_query(text: str) -> Query:
     else:
         kind = NATURAL
     phrases = quoted_phrases(text)
-    scope = detect_scope(text)
+    files = file_names(text)
+    scope = question_scope(text, kind, files)
     return Query(
         text=text,
         kind=kind,
         identifiers=tuple(idents),
         symbol=bare,
         phrases=tuple(phrases),
-        file_names=tuple(file_names(text)),
+        file_names=tuple(files),
         words=tuple(content_words(text)),
         fts=fts_query(text),
         dense_text=dense_query_text(text, idents),

@@ -13,6 +13,7 @@ from askrepo.query import (
     file_names,
     is_trace,
     parse_query,
+    question_scope,
 )
 
 
@@ -77,6 +78,18 @@ def test_file_names_and_words():
         "main.go",
     ]
     assert content_words("Where is the config of a DB loaded?") == ["config", "loaded"]
+
+
+def test_scope_of_a_question_and_of_a_pasted_report():
+    assert parse_query("where is the password hash tested?").about_tests
+    assert parse_query("what does the README say about sessions?").about_docs
+    report = "Since 2.1 our tests fail and the docs are silent about it. " + "details " * 60
+    q = parse_query(report)
+    assert q.kind == TRACE and not q.about_tests and not q.about_docs
+    q = parse_query(report + 'File "tests/test_auth.py", line 3, see docs/usage.md')
+    assert q.about_tests and q.about_docs  # files it names bring their class in
+    assert question_scope("fix the tests", NATURAL, []) == (True, False)
+    assert question_scope("fix the tests", TRACE, ["src/app.py"]) == (False, False)
 
 
 def test_query_is_frozen():

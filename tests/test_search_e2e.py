@@ -88,6 +88,26 @@ def test_scope_filter_and_override(retriever):
     assert any(h.file_class == "test" for h in forced)
 
 
+REPORT = (
+    "Login rejects a correct password after upgrading. Our tests started failing this morning "
+    "and the docs say nothing about a migration. Steps to reproduce: create a user, hash the "
+    "password, log in with the same password again; authenticate_user returns False. Expected "
+    "True, as before the upgrade. We run the test suite on Python 3.11 with the default salt "
+    "length and nothing else changed in our settings or our environment."
+)
+
+
+def test_a_pasted_report_mentioning_tests_still_searches_code(retriever):
+    # words in a report describe the reporter's situation; the fix is in the code
+    hits = retriever.search(REPORT, SearchOptions(k=10)).hits
+    assert hits[0].symbol == "authenticate_user"
+    assert all(h.file_class not in ("test", "doc") for h in hits)
+    # a trace through a test file names it: tests come in
+    trace = REPORT + '\n  File "tests/test_auth.py", line 12, in test_login\n'
+    hits = retriever.search(trace, SearchOptions(k=10)).hits
+    assert any(h.file_class == "test" for h in hits)
+
+
 def test_secrets_are_not_searchable(retriever):
     for q in ("AKIAIOSFODNN7EXAMPLE", "hunter2hunter2"):
         for mode in ("fts", "hybrid"):
