@@ -39,7 +39,9 @@ _KIND_WORDS = frozenset(
     typedef macro constant const var variable symbol definition impl
     """.split()
 )
-_BARE = re.compile(r"`?([A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*)(\(\))?`?")
+_BARE = re.compile(
+    r"`?\\?([A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#|\\)[A-Za-z_$][A-Za-z0-9_$]*)*)(\(\))?`?"
+)
 _TRACE_LINE = re.compile(
     r'File "[^"\n]+", line \d+|^\s+at [\w$.<>]+\(|\.\w{1,5}:\d+(?::\d+)?\b|'
     r"^Traceback \(most recent|^panic:|^goroutine \d+|^\s*thread '.*' panicked|Exception in thread",
@@ -162,7 +164,7 @@ def bare_symbol(query: str) -> str | None:
     m = _BARE.fullmatch(names[0])
     if m is None:
         return None
-    name = m.group(1).replace("::", ".").replace("#", ".")
+    name = m.group(1).replace("::", ".").replace("#", ".").replace("\\", ".")
     if "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
         return None  # a file name (core.py)
     return name

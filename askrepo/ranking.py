@@ -542,6 +542,41 @@ def _squash(s: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s.lower())
 
 
+def project_words(repo_dir_name: str) -> tuple[str, ...]:
+    """The words of a repository directory's name that can qualify a name in it: ``echo`` ->
+    (echo,), ``click-8.4.1`` -> (click,), ``zig-crypto`` -> (zig, crypto)."""
+    return tuple(w for w in re.split(r"[^A-Za-z0-9]+", repo_dir_name.lower()) if w.isalpha())
+
+
+def qualifier_matches(
+    qualifiers: Sequence[str], path: str, symbol: str | None, project: Sequence[str] = ()
+) -> int:
+    """How many of a qualified name's qualifiers a definition's location shows, for a name
+    whose qualifiers are not part of any indexed symbol: a package, module, crate or namespace
+    path (``hyper::server::conn::http1::Builder``, ``rich.console.Console``,
+    ``com.getcapacitor.Bridge``, ``Monolog\\Logger``). A qualifier counts when it is one of
+    the symbol's own qualifiers, a directory or the stem of the file, or a word of the
+    project's name (a Go package or Rust crate at the repository root), compared without case
+    or separators.
+
+    >>> qualifier_matches(["hyper", "server", "conn", "http1"], "src/server/conn/http1.rs",
+    ...                   "Builder", ("hyper",))
+    4
+    >>> qualifier_matches(["hyper", "server", "conn", "http1"], "src/client/conn/http1.rs",
+    ...                   "Builder", ("hyper",))
+    3
+    >>> qualifier_matches(["fmt"], "include/fmt/format.h", "fmt.v10.format")
+    1
+    >>> qualifier_matches(["self"], "shop/cart.py", "Cart.total")
+    0
+    """
+    stem, dirs = split_path(path)
+    places = {_squash(stem), *(_squash(d) for d in dirs), *(_squash(w) for w in project)}
+    places.update(_squash(p) for p in (symbol or "").split(".")[:-1])
+    places.discard("")
+    return sum(1 for q in qualifiers if _squash(q) in places)
+
+
 def order_definitions(
     found: Sequence[tuple[str, Any]], q: Query, base: dict[str, float], smart: bool = True
 ) -> list[str]:

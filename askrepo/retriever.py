@@ -362,7 +362,7 @@ class Retriever:
         if hybrid and opts.symbol_boost:
             order = [cid for cid, _ in fused]
             names = ranking.symbol_names(q, "defs" not in off)
-            found = self._symbol_matches(names, classes, chunks)
+            found = self._symbol_matches(names, classes, chunks, filters)
             symbol_ids = ranking.order_definitions(found, q, dict(fused), "defs" not in off)
             extra = [(symbol_ids, SYMBOL_WEIGHT)]
             phrases = list(q.phrases)
@@ -466,21 +466,48 @@ class Retriever:
         )
 
     def _symbol_matches(
-        self, names: list[str], classes: set[str] | None, chunks: dict[str, Chunk]
+        self,
+        names: list[str],
+        classes: set[str] | None,
+        chunks: dict[str, Chunk],
+        notes: list[str],
     ) -> list[tuple[str, Chunk]]:
         """(id, chunk) of definitions whose symbol equals a name (or its dotted form) named in
-        the query; they join ``chunks``."""
+        the query, or, for a qualified name no symbol spells out, whose location shows most of
+        its qualifiers (``ranking.qualifier_matches``, said in ``notes``); they join
+        ``chunks``."""
         if not names:
             return []
         wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
         found: list[tuple[str, Chunk]] = []
+        by_last: dict[str, list[tuple[str, Chunk]]] = {}
         for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50):
             if not is_definition(chunk.kind):
                 continue
             sym = chunk.symbol or ""
+            by_last.setdefault(sym.split(".")[-1], []).append((cid, chunk))
             if sym in names or sym.split(".")[-1] in names:
                 chunks[cid] = chunk
                 found.append((cid, chunk))
+        # A qualified name no symbol spells out (``rich.console.Console``: the module is the
+        # file): the definitions of its last part whose location shows most of its qualifiers.
+        syms = [c.symbol or "" for _, c in found]
+        for name in names:
+            if "." not in name or any(s == name or s.endswith("." + name) for s in syms):
+                continue
+            *quals, last = name.split(".")
+            project = ranking.project_words(Path(getattr(self.store, "repo", "") or "").name)
+            scored = [
+                (ranking.qualifier_matches(quals, c.path, c.symbol, project), cid, c)
+                for cid, c in by_last.get(last, [])
+            ]
+            best = max((n for n, _, _ in scored), default=0)
+            for n, cid, c in scored:
+                if n == best > 0 and (cid, c) not in found:
+                    chunks[cid] = c
+                    found.append((cid, c))
+            if best:
+                notes.append(f"`{last}` found by its qualifiers ({best} of {len(quals)} shown)")
         return found
 
     def _expand(

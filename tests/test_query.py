@@ -96,3 +96,9 @@ def test_query_is_frozen():
     q = parse_query("Field")
     with pytest.raises(AttributeError):
         q.kind = NATURAL  # type: ignore[misc]
+
+
+def test_php_namespaces_are_qualified_names():
+    assert bare_symbol("Monolog\\Logger") == "Monolog.Logger"
+    assert bare_symbol("\\Monolog\\Handler\\StreamHandler") == "Monolog.Handler.StreamHandler"
+    assert parse_query("Monolog\\Logger").kind == SYMBOL

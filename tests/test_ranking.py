@@ -497,3 +497,36 @@ def test_header_window_yields_to_the_code_for_a_natural_language_question():
     assert ranking.rescore([header, func], q, off + ("header",))[0].path == "multirepo.py"
     sym = parse_query("MultiRepo")
     assert ranking.rescore([header, func], sym, off)[0].path == "multirepo.py"
+
+
+# --- qualified names no symbol spells out (package / module / crate / namespace paths) ---------
+
+
+def test_project_words_drop_versions_and_split_names():
+    assert ranking.project_words("click-8.4.1") == ("click",)
+    assert ranking.project_words("zig-crypto") == ("zig", "crypto")
+    assert ranking.project_words("echo") == ("echo",)
+
+
+@pytest.mark.parametrize(
+    ("qualifiers", "path", "symbol", "project", "count"),
+    [
+        # Python module = file: rich.console.Console
+        (["rich", "console"], "rich/console.py", "Console", (), 2),
+        # Java package = directories: com.getcapacitor.Bridge
+        (["com", "getcapacitor"], "src/main/java/com/getcapacitor/Bridge.java", "Bridge", (), 2),
+        # Go package at the repository root: echo.Context
+        (["echo"], "context.go", "Context", ("echo",), 1),
+        # Rust crate + modules: the server's Builder shows 3, the client's 2
+        (["hyper", "server", "conn"], "src/server/conn.rs", "Builder", ("hyper",), 3),
+        (["hyper", "server", "conn"], "src/client/conn.rs", "Builder", ("hyper",), 2),
+        # C++ inline namespace in the symbol: fmt::format is fmt.v10.format
+        (["fmt"], "include/fmt/format.h", "fmt.v10.format", (), 1),
+        # case and separators do not matter: Monolog\Handler\StreamHandler
+        (["monolog", "handler"], "src/Monolog/Handler/StreamHandler.php", "StreamHandler", (), 2),
+        # a receiver is not a location
+        (["self"], "shop/cart.py", "Cart.total", ("shop",), 0),
+    ],
+)
+def test_qualifier_matches(qualifiers, path, symbol, project, count):
+    assert ranking.qualifier_matches(qualifiers, path, symbol, project) == count

@@ -108,6 +108,19 @@ def test_a_pasted_report_mentioning_tests_still_searches_code(retriever):
     assert any(h.file_class == "test" for h in hits)
 
 
+@pytest.mark.parametrize(
+    ("query", "path", "symbol"),
+    [
+        ("shop.cart.Cart", "shop/cart.py", "Cart"),  # package.module.Class: no symbol spells it
+        ("shop::auth::SessionStore", "shop/auth.py", "SessionStore"),
+    ],
+)
+def test_a_qualified_name_finds_its_definition_by_location(retriever, query, path, symbol):
+    res = retriever.search(query, SearchOptions(k=5))
+    assert (res.hits[0].path, res.hits[0].symbol) == (path, symbol)
+    assert any(f.startswith(f"`{symbol}` found by its qualifiers") for f in res.filters)
+
+
 def test_secrets_are_not_searchable(retriever):
     for q in ("AKIAIOSFODNN7EXAMPLE", "hunter2hunter2"):
         for mode in ("fts", "hybrid"):
