@@ -663,7 +663,9 @@ _DESCRIPTIONS = {
     ),
     "find_symbol": (
         "Where a function, class or method is defined: exact qualified name ('Command.main'), "
-        "else by last part ('main' finds 'Command.main'). Returns path and line range." + _REPO
+        "else by last part ('main' finds 'Command.main'); a module/package path as qualifier "
+        "('pkg.module.Class', 'crate::mod::Type') picks the definition in that place. "
+        "Returns path and line range." + _REPO
     ),
     "get_file_context": (
         "Numbered lines around `line` of an indexed file (`before`/`after` lines, default 20); "

@@ -577,6 +577,35 @@ def qualifier_matches(
     return sum(1 for q in qualifiers if _squash(q) in places)
 
 
+def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ()) -> list[Any]:
+    """Of ``chunks`` (definitions), those named like the last part of the qualified ``name``
+    whose location shows the most of its qualifiers (``qualifier_matches``; at least one), in
+    their order. For a qualified name no symbol spells out; shared by search and
+    ``find_symbol``.
+
+    >>> from types import SimpleNamespace as C
+    >>> defs = [C(path="src/client/conn.rs", symbol="Builder"),
+    ...         C(path="src/server/conn.rs", symbol="Builder"), C(path="x.rs", symbol="Other")]
+    >>> [c.path for c in by_qualifiers("hyper.server.conn.Builder", defs, ("hyper",))]
+    ['src/server/conn.rs']
+    """
+    *quals, last = name.split(".")
+    if not quals:
+        return []
+    scored = [
+        (qualifier_matches(quals, c.path, c.symbol, project), c)
+        for c in chunks
+        if (c.symbol or "").split(".")[-1] == last
+    ]
+    best = max((n for n, _ in scored), default=0)
+    return [c for n, c in scored if n == best > 0]
+
+
+def qualified_name(name: str) -> str:
+    """A name as the index writes symbols: ``a::b``, ``a\\b`` and ``a#b`` become ``a.b``."""
+    return name.replace("::", ".").replace("\\", ".").replace("#", ".").strip(".")
+
+
 def order_definitions(
     found: Sequence[tuple[str, Any]], q: Query, base: dict[str, float], smart: bool = True
 ) -> list[str]:

@@ -492,22 +492,20 @@ class Retriever:
         # A qualified name no symbol spells out (``rich.console.Console``: the module is the
         # file): the definitions of its last part whose location shows most of its qualifiers.
         syms = [c.symbol or "" for _, c in found]
+        project = ranking.project_words(Path(getattr(self.store, "repo", "") or "").name)
         for name in names:
             if "." not in name or any(s == name or s.endswith("." + name) for s in syms):
                 continue
             *quals, last = name.split(".")
-            project = ranking.project_words(Path(getattr(self.store, "repo", "") or "").name)
-            scored = [
-                (ranking.qualifier_matches(quals, c.path, c.symbol, project), cid, c)
-                for cid, c in by_last.get(last, [])
-            ]
-            best = max((n for n, _, _ in scored), default=0)
-            for n, cid, c in scored:
-                if n == best > 0 and (cid, c) not in found:
+            rows = by_last.get(last, [])
+            best = ranking.by_qualifiers(name, [c for _, c in rows], project)
+            for cid, c in rows:
+                if any(c is b for b in best) and (cid, c) not in found:
                     chunks[cid] = c
                     found.append((cid, c))
             if best:
-                notes.append(f"`{last}` found by its qualifiers ({best} of {len(quals)} shown)")
+                shown = ranking.qualifier_matches(quals, best[0].path, best[0].symbol, project)
+                notes.append(f"`{last}` found by its qualifiers ({shown} of {len(quals)} shown)")
         return found
 
     def _expand(

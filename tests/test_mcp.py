@@ -155,6 +155,11 @@ def test_mcp_round_trip(tmp_path):
                     ("shop/auth.py", "SessionStore.expire")
                 ]
                 assert fs["definitions"][0]["start_line"] == _line_of(auth, "def expire(")
+                # a module-qualified name, as an agent writes it: found by its location
+                qual = await s.ok("find_symbol", name="shop::auth::SessionStore", repo="shop")
+                assert [(d["path"], d["symbol"]) for d in qual["definitions"]] == [
+                    ("shop/auth.py", "SessionStore")
+                ]
                 none = await s.ok("find_symbol", name="no_such_function_xyz", repo="shop")
                 assert none["definitions"] == [] and "No definition" in none["note"]
 

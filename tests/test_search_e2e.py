@@ -121,6 +121,15 @@ def test_a_qualified_name_finds_its_definition_by_location(retriever, query, pat
     assert any(f.startswith(f"`{symbol}` found by its qualifiers") for f in res.filters)
 
 
+def test_find_symbol_reads_qualified_names_by_location(retriever):
+    store = retriever.store
+    assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [
+        ("shop/cart.py", "Cart")
+    ]
+    assert [c.symbol for c in store.find_symbol("Cart::total")] == ["Cart.total"]
+    assert store.find_symbol("billing.invoices.Cart") == []  # no qualifier shown: not Cart
+
+
 def test_secrets_are_not_searchable(retriever):
     for q in ("AKIAIOSFODNN7EXAMPLE", "hunter2hunter2"):
         for mode in ("fts", "hybrid"):
