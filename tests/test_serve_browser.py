@@ -298,6 +298,17 @@ def test_ask_default_is_the_evidence_card(env, browser):
         first.click()
         _wait(d, lambda dr: _highlighted(dr) == list(range(start, end + 1)))
         _shot(d, "serve-ask.png")
+        # a name only quoted from an error message: answered, and said to be absent
+        q = d.find_element(By.ID, "q")
+        q.clear()
+        q.send_keys(
+            'Checkout fails with "CouponVaultProxy is not ready": where is a discount applied?'
+        )
+        d.find_element(By.ID, "ask-btn").click()
+        _wait(d, lambda dr: "CouponVaultProxy" in dr.find_element(By.ID, "answer-meta").text, 120)
+        meta = _answered(d, 120)
+        assert meta.startswith("not in the code base: CouponVaultProxy"), meta
+        assert "apply_discount" in d.find_element(By.ID, "answer-text").text
 
 
 def test_token_field_when_tokens_are_required(env, browser):
