@@ -601,6 +601,70 @@ def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ())
     return [c for n, c in scored if n == best > 0]
 
 
+@lru_cache(maxsize=256)
+def _defining(name: str) -> re.Pattern[str]:
+    n = re.escape(name)
+    return re.compile(
+        rf"^[ \t]*#[ \t]*define[ \t]+{n}\b"  # C/C++ macro
+        rf"|^[ \t]*typedef\b[^;\n]*\b{n}[ \t]*;"  # typedef struct x NAME;
+        # [keywords / a type] NAME [<generics>] [: annotation] = value  (not ==)
+        rf"|^[ \t]*(?:[\w$]+(?:\([^)\n]*\))?[ \t]+)*{n}[ \t]*(?:<[^>\n]*>)?[ \t]*"
+        rf"(?::[^=\n]+)?=(?!=)(?P<value>[^\n]*)",
+        re.M,
+    )
+
+
+_IMPORTED = re.compile(r"\b(?:require|import)\s*\(|@import\s*\(")
+
+
+def defining_lines(text: str, name: str) -> list[tuple[int, int]]:
+    r"""(line index, indentation) of each line of ``text`` that gives ``name`` its value — a
+    constant, a variable, a type alias or a macro, which no chunk is named after. An alias of
+    a name defined elsewhere (``const Sha256 = std.crypto.hash.sha2.Sha256;``, ``= require(…)``,
+    ``@import(…)``) does not count.
+
+    >>> defining_lines("import x\n\npub const Sha256 = Sha2x32(iv256, 256);", "Sha256")
+    [(2, 0)]
+    >>> defining_lines("const Sha256 = std.crypto.hash.sha2.Sha256;", "Sha256")
+    []
+    >>> defining_lines("DEFAULT_STYLES: Dict[str, Style] = {", "DEFAULT_STYLES")
+    [(0, 0)]
+    >>> defining_lines('const (\n\tMIMEApplicationJSON = "application/json"', "MIMEApplicationJSON")
+    [(1, 1)]
+    >>> [defining_lines(t, "MAX") for t in ("#define MAX 10", "if (n == MAX) {", "f(MAX)")]
+    [[(0, 0)], [], []]
+    >>> defining_lines("pub type Result<T> = std::result::Result<T, Error>;", "Result")
+    [(0, 0)]
+    """
+    out = []
+    for m in _defining(name).finditer(text):
+        value = (m.group("value") or "").strip().rstrip(";").strip()
+        if value and (
+            _IMPORTED.search(value) or re.fullmatch(rf"[\w$.:]*\b{re.escape(name)}", value)
+        ):
+            continue
+        line = text.count("\n", 0, m.start())
+        start = text.rfind("\n", 0, m.start()) + 1
+        indent = len(text[start:]) - len(text[start:].lstrip(" \t"))
+        out.append((line, indent))
+    return out
+
+
+def value_definition(candidates: Sequence[Any], name: str) -> tuple[str, int] | None:
+    """(path, line) where ``name`` (its last part) is given its value, among ``candidates``
+    (chunks, best first; ``defining_lines``): the first top-level one (no indentation, as
+    ``export const EMPTY = …``) before the first nested one (``static EMPTY = …`` in a class).
+    """
+    last = name.rsplit(".", 1)[-1]
+    nested = None
+    for c in candidates:
+        for line, indent in defining_lines(c.text, last):
+            if indent == 0:
+                return c.path, c.start_line + line
+            nested = nested or (c.path, c.start_line + line)
+    return nested
+
+
 def qualified_name(name: str) -> str:
     """A name as the index writes symbols: ``a::b``, ``a\\b`` and ``a#b`` become ``a.b``."""
     return name.replace("::", ".").replace("\\", ".").replace("#", ".").strip(".")

@@ -412,10 +412,15 @@ class Retriever:
             hits = ranking.saturate(hits)
         if hybrid and q.kind == NATURAL and "delegate" not in off:
             hits = ranking.delegate(hits)
-        if symbol_ids and q.kind == "symbol" and "defs" not in off:
-            hits = ranking.pin_first(
-                hits, [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
-            )
+        pins = [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
+        if hybrid and not pins and q.kind == "symbol" and q.symbol and "defs" not in off:
+            # no chunk is named after it: a constant, variable, type alias or macro
+            found = ranking.value_definition([chunks[c] for c, _ in fused], q.symbol)
+            if found:
+                pins = [found]
+                filters.append(f"`{q.symbol}` is given its value at {found[0]}:{found[1]}")
+        if pins and q.kind == "symbol" and "defs" not in off:
+            hits = ranking.pin_first(hits, pins)
         cap = opts.max_per_file
         if cap is None:
             cap = 0 if saturation else LEGACY_MAX_PER_FILE

@@ -15,9 +15,10 @@ from askrepo.lines import split_lines
 DEV = Path(__file__).resolve().parent.parent / "eval" / "dev"
 CATEGORIES = {"semantic", "architecture", "symbol", "bugreport"}
 QUERY_FILES = sorted(p for p in DEV.glob("*.json") if p.name != "manifest.json")
-# Qualified symbol names (``rich.console.Console``, ``Monolog\\Logger``) on the same corpora.
-QUALIFIED = DEV / "qualified"
-QUALIFIED_FILES = sorted(p for p in QUALIFIED.glob("*.json") if p.name != "manifest.json")
+# Symbol sets on the same corpora: qualified names (``rich.console.Console``,
+# ``Monolog\\Logger``) and names given a value (constants, type aliases, macros).
+SYMBOL_SETS = [DEV / "qualified", DEV / "values"]
+SYMBOL_FILES = sorted(p for d in SYMBOL_SETS for p in d.glob("*.json") if p.name != "manifest.json")
 
 
 def corpora_root() -> Path:
@@ -94,22 +95,27 @@ def test_query_file_format(path):
             assert len(q["relevant"]) + len(q.get("secondary", [])) >= 2, q["query"]
 
 
-def test_qualified_set_mirrors_the_main_manifest():
+@pytest.mark.parametrize("folder", SYMBOL_SETS, ids=lambda p: p.name)
+def test_symbol_sets_mirror_the_main_manifest(folder):
     main = {r["name"]: r for r in manifest()["repos"]}
     keys = ("project", "language", "corpus_dir", "repo")
-    entries = load(QUALIFIED / "manifest.json")["repos"]
-    assert {r["queries"] for r in entries} == {p.name for p in QUALIFIED_FILES}
-    assert sum(len(load(QUALIFIED / r["queries"])) for r in entries) >= 25
+    entries = load(folder / "manifest.json")["repos"]
+    assert {r["queries"] for r in entries} == {p.name for p in folder.glob("*.json")} - {
+        "manifest.json"
+    }
+    assert sum(len(load(folder / r["queries"])) for r in entries) >= 15
     for r in entries:
         assert {k: r[k] for k in keys} == {k: main[r["name"]][k] for k in keys}
-        for q in load(QUALIFIED / r["queries"]):
+        for q in load(folder / r["queries"]):
             assert q["category"] == "symbol" and q["language"] == r["language"], q
-            assert " " not in q["query"] and any(sep in q["query"] for sep in (".", "::", "\\"))
+            assert " " not in q["query"]
+            if folder.name == "qualified":
+                assert any(sep in q["query"] for sep in (".", "::", "\\"))
             assert [set(t) for t in q["relevant"]] == [{"path", "start_line", "end_line"}]
 
 
 @pytest.mark.parametrize(
-    "path", QUERY_FILES + QUALIFIED_FILES, ids=lambda p: p.parent.name + "/" + p.stem
+    "path", QUERY_FILES + SYMBOL_FILES, ids=lambda p: p.parent.name + "/" + p.stem
 )
 def test_targets_exist_in_the_corpus(path):
     repo = {r["queries"]: r["corpus_dir"] for r in load(path.parent / "manifest.json")["repos"]}[

@@ -530,3 +530,38 @@ def test_project_words_drop_versions_and_split_names():
 )
 def test_qualifier_matches(qualifiers, path, symbol, project, count):
     assert ranking.qualifier_matches(qualifiers, path, symbol, project) == count
+
+
+# --- names given a value: constants, variables, type aliases, macros ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "found"),
+    [
+        ("export const EMPTY = new Observable<never>(noop);", "EMPTY", [(0, 0)]),
+        ("pub(crate) type RequestHead = MessageHead<RequestLine>;", "RequestHead", [(0, 0)]),
+        ("using filename_t = std::string;", "filename_t", [(0, 0)]),
+        ("#  define LUA_MAXINTEGER\t\tINT_MAX", "LUA_MAXINTEGER", [(0, 0)]),
+        ("typedef struct lua_State lua_State;", "lua_State", [(0, 0)]),
+        ("local _DEBUG = rawget(_G,'_DEBUG')", "_DEBUG", [(0, 0)]),
+        ("class A {\n  public static EMPTY = (() => 1)();\n}", "EMPTY", [(1, 2)]),
+        # aliases and imports of a name defined elsewhere, comparisons and uses: not values
+        ("const Sha256 = std.crypto.hash.sha2.Sha256;", "Sha256", []),
+        ("const EMPTY = require('./empty');", "EMPTY", []),
+        ("if (x == EMPTY) return;", "EMPTY", []),
+        ("return EMPTY_SUBSCRIPTION;", "EMPTY", []),
+    ],
+)
+def test_defining_lines(text, name, found):
+    assert ranking.defining_lines(text, name) == found
+
+
+def test_value_definition_prefers_a_top_level_one():
+    from types import SimpleNamespace as C
+
+    nested = C(path="src/Subscription.ts", start_line=10, text="class S {\n  static EMPTY = 1;\n}")
+    top = C(path="src/empty.ts", start_line=60, text="import x;\nexport const EMPTY = 2;")
+    use = C(path="src/use.ts", start_line=1, text="f(EMPTY);")
+    assert ranking.value_definition([use, nested, top], "EMPTY") == ("src/empty.ts", 61)
+    assert ranking.value_definition([use, nested], "rxjs.EMPTY") == ("src/Subscription.ts", 11)
+    assert ranking.value_definition([use], "EMPTY") is None

@@ -121,6 +121,16 @@ def test_a_qualified_name_finds_its_definition_by_location(retriever, query, pat
     assert any(f.startswith(f"`{symbol}` found by its qualifiers") for f in res.filters)
 
 
+def test_a_constant_is_found_where_it_is_given_its_value(retriever, indexed):
+    root = indexed[0]
+    lines = (root / "shop" / "auth.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if t.startswith("ITERATIONS ="))
+    res = retriever.search("ITERATIONS", SearchOptions(k=5))
+    top = res.hits[0]
+    assert top.path == "shop/auth.py" and top.start_line <= line <= top.end_line
+    assert f"`ITERATIONS` is given its value at shop/auth.py:{line}" in res.filters
+
+
 def test_find_symbol_reads_qualified_names_by_location(retriever):
     store = retriever.store
     assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [
