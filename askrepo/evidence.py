@@ -462,6 +462,7 @@ def score_candidates(
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
+    mentioned = (parsed.mentions_tests, parsed.mentions_docs)
     scores: list[float] = []
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""
@@ -482,7 +483,7 @@ def score_candidates(
         # a documentation section is the unit of answer to a question about the docs
         if h.kind not in DEFINITION_KINDS and not (about_docs and file_class == DOC):
             s *= WINDOW_FACTOR
-        s *= _class_factor(file_class, about_tests, about_docs)
+        s *= _class_factor(file_class, about_tests, about_docs, mentioned)
         scores.append(s)
     # A class header holds no behaviour: when one of its methods is a candidate too, the method
     # is the better answer (it inherits the bonus of a question naming the class).
@@ -528,12 +529,19 @@ def _mentions(text: str, name: str) -> bool:
     return bool(last) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", text) is not None
 
 
-def _class_factor(file_class: str, about_tests: bool, about_docs: bool) -> float:
-    """Tests and docs answer a question about tests / docs; otherwise code does."""
+def _class_factor(
+    file_class: str,
+    about_tests: bool,
+    about_docs: bool,
+    mentioned: tuple[bool, bool] = (False, False),
+) -> float:
+    """Tests and docs answer a question that asks for tests / docs; a question that only
+    mentions them (``Query.mentions_tests`` / ``mentions_docs``: "how is a question about tests
+    detected?") is neutral about them; otherwise code answers."""
     if file_class == TEST:
-        return SCOPE_BOOST if about_tests else SCOPE_PENALTY
+        return 1.0 if mentioned[0] else SCOPE_BOOST if about_tests else SCOPE_PENALTY
     if file_class == DOC:
-        return SCOPE_BOOST if about_docs else SCOPE_PENALTY
+        return 1.0 if mentioned[1] else SCOPE_BOOST if about_docs else SCOPE_PENALTY
     return 1.0
 
 

@@ -65,6 +65,56 @@ _DOC_WORDS = re.compile(
 )
 
 
+# Phrasings that ask for tests or docs themselves, not just mention them: "which tests cover
+# X", "where is X tested", "tests for X", "in the tests", "the test suite"; "what does the
+# README say", "in the docs", "where is X documented".
+_ASKS_TESTS = re.compile(
+    r"\b(?:which|what|any)\s+(?:\w+\s+){0,2}?tests?\b"
+    r"|\btests?\s+(?:for|of|that|which|covering|cover|covers|check|checks|exercis\w*|verif\w*|"
+    r"assert\w*|do|does)\b"
+    r"|\b(?:in|from|among)\s+(?:the\s+|our\s+)?tests?\b"
+    r"|\btested\b|\b(?:test suites?|test files?|test cases?|unit tests?|integration tests?|"
+    r"conftest|fixtures?|mocks?|mocked)\b",
+    re.I,
+)
+_ASKS_DOCS = re.compile(
+    r"\b(?:readme|changelog|tutorials?|faq|user guide)\b"
+    r"|\b(?:the|in the|our)\s+(?:docs|documentation|manual|guide)\b"
+    r"|\b(?:docs|documentation)\s+(?:say|says|explain\w*|describ\w*|show\w*|mention\w*|"
+    r"recommend\w*|cover\w*)\b|\bdocumented\b",
+    re.I,
+)
+
+
+def scope_mentions(text: str) -> tuple[bool, bool, tuple[str, ...]]:
+    """(mentions tests only, mentions docs only, compounds): whether the question brings tests
+    / docs in (``detect_scope``) without asking for them (``_ASKS_TESTS`` / ``_ASKS_DOCS``) —
+    "how does search decide that a question is about tests or documentation?" — and the
+    lower-case pairs each such word forms with its neighbours ("test scheduler" ->
+    ``testscheduler``), which may spell a name in the code (``TestScheduler``).
+
+    >>> scope_mentions("how is a question about tests detected?")
+    (True, False, ('abouttests', 'testsdetected'))
+    >>> scope_mentions("which tests cover the parser?")[:2]
+    (False, False)
+    """
+    tests = bool(_TEST_WORDS.search(text)) and not _ASKS_TESTS.search(text)
+    docs = bool(_DOC_WORDS.search(text)) and not _ASKS_DOCS.search(text)
+    compounds: list[str] = []
+    for on, words in ((tests, _TEST_WORDS), (docs, _DOC_WORDS)):
+        if not on:
+            continue
+        for m in words.finditer(text):
+            word = re.sub(r"\W", "", m.group(0)).lower()
+            before = re.search(r"([A-Za-z]+)[\s_-]*$", text[: m.start()])
+            after = re.match(r"[\s_-]*([A-Za-z]+)", text[m.end() :])
+            if before:
+                compounds.append(before.group(1).lower() + word)
+            if after:
+                compounds.append(word + after.group(1).lower())
+    return tests, docs, tuple(dict.fromkeys(compounds))
+
+
 def detect_scope(query: str) -> tuple[bool, bool]:
     """Whether a question is about tests and/or docs: (include_tests, include_docs).
 
@@ -107,6 +157,11 @@ class Query:
     dense_text: str  # what the embedding model reads
     about_tests: bool = False  # "where is X tested" (detect_scope)
     about_docs: bool = False  # "what does the README say"
+    # tests / docs only mentioned, not asked for, and the words they form ("testscheduler"):
+    # scope_mentions, read by ranking.mention_factors
+    mentions_tests: bool = False
+    mentions_docs: bool = False
+    mention_compounds: tuple[str, ...] = ()
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -209,6 +264,7 @@ def parse_query(text: str) -> Query:
     phrases = quoted_phrases(text)
     files = file_names(text)
     scope = question_scope(text, kind, files)
+    mentions = scope_mentions(text)
     return Query(
         text=text,
         kind=kind,
@@ -221,4 +277,7 @@ def parse_query(text: str) -> Query:
         dense_text=dense_query_text(text, idents),
         about_tests=scope[0],
         about_docs=scope[1],
+        mentions_tests=scope[0] and mentions[0],
+        mentions_docs=scope[1] and mentions[1],
+        mention_compounds=mentions[2],
     )

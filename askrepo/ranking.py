@@ -51,7 +51,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .datatypes import CODE, NON_DEFINITION_KINDS, TEST
+from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST
 from .identifiers import stem
 from .query import NATURAL, SYMBOL, TRACE, Query
 
@@ -65,6 +65,7 @@ STAGES = (
     "header",
     "priors",
     "trivial",
+    "mentions",
     "saturation",
     "delegate",
 )
@@ -96,6 +97,7 @@ LENGTH_REF = 20
 LENGTH_CAP = 200
 HEADER_FACTOR = 0.8  # a file's header window, for a natural-language question
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
+MENTION_FACTOR = 0.5  # a test / doc chunk when the question only mentions tests / docs
 THIN_BODY = 3  # a function whose body has at most this many code lines is a thin wrapper
 DELEGATE_POOL = 10  # the delegate stage looks at this many top candidates
 
@@ -717,6 +719,38 @@ def coherence_factors(hits: Sequence[Any], pool: int | None = None) -> list[floa
     return out
 
 
+def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
+    """MENTION_FACTOR for the test (doc) chunks of a question that brings tests (docs) in
+    without asking for them (``query.scope_mentions``: "how does search decide that a question
+    is about tests or documentation?" asks for the code that decides), else 1. Unless the words
+    around the mention spell a name among the candidates — "the virtual time test scheduler" is
+    ``TestScheduler`` (a symbol part or a file stem, compared without case and separators; not
+    a ``test_…`` test case named after the phrase): then the mention names code and nothing
+    changes.
+
+    >>> from types import SimpleNamespace as H
+    >>> from .query import parse_query
+    >>> hits = [H(file_class="test", symbol="test_scope", path="tests/test_q.py"),
+    ...         H(file_class="code", symbol="detect_scope", path="src/query.py")]
+    >>> mention_factors(hits, parse_query("how is a question about tests detected?"))
+    [0.5, 1.0]
+    >>> mention_factors(hits, parse_query("which tests cover detect_scope?"))
+    [1.0, 1.0]
+    """
+    if not (q.mentions_tests or q.mentions_docs):
+        return [1.0] * len(hits)
+    parts = [p for h in hits for p in (*(h.symbol or "").split("."), split_path(h.path)[0])]
+    names = {_squash(p) for p in parts if not p.startswith("test_")}  # not a test case's name
+    if names.intersection(q.mention_compounds):
+        return [1.0] * len(hits)
+    return [
+        MENTION_FACTOR
+        if (q.mentions_tests and h.file_class == TEST) or (q.mentions_docs and h.file_class == DOC)
+        else 1.0
+        for h in hits
+    ]
+
+
 def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
     order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
     return [replace(hits[i], score=scores[i]) for i in order]
@@ -724,8 +758,8 @@ def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
 
 def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
     """Apply the enabled re-scoring stages (coherence, pathwords, length, header, priors,
-    trivial) to the fused candidates (best first) and return them re-sorted (ties keep their
-    order)."""
+    mentions, trivial) to the fused candidates (best first) and return them re-sorted (ties
+    keep their order)."""
     off = set(disabled)
     scores = [float(h.score) for h in hits]
     if "coherence" not in off:
@@ -743,6 +777,8 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
             s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)
             for s, h in zip(scores, hits, strict=True)
         ]
+    if "mentions" not in off:
+        scores = [s * f for s, f in zip(scores, mention_factors(hits, q), strict=True)]
     if "trivial" not in off:
         trivial = [h.kind in NON_DEFINITION_KINDS and is_trivial(h.text) for h in hits]
         floor = min((s for s, t in zip(scores, trivial, strict=True) if not t), default=None)

@@ -102,3 +102,29 @@ def test_php_namespaces_are_qualified_names():
     assert bare_symbol("Monolog\\Logger") == "Monolog.Logger"
     assert bare_symbol("\\Monolog\\Handler\\StreamHandler") == "Monolog.Handler.StreamHandler"
     assert parse_query("Monolog\\Logger").kind == SYMBOL
+
+
+@pytest.mark.parametrize(
+    ("text", "tests", "docs"),
+    [
+        # asked for: the scope filter lets them in and nothing is held against them
+        ("which tests cover the parser?", False, False),
+        ("where is the parser tested?", False, False),
+        ("how are wrong passwords rejected in the tests?", False, False),
+        ("what does the README say about sessions?", False, False),
+        ("where is retry documented?", False, False),
+        # only mentioned: the question asks for the code that handles tests / docs
+        ("how does search decide that a question is about tests or documentation?", True, True),
+        ("how does the walker decide whether a file is a test?", True, False),
+        ("how does a session expire, as the tests show?", True, False),
+    ],
+)
+def test_scope_mentions(text, tests, docs):
+    q = parse_query(text)
+    assert (q.mentions_tests, q.mentions_docs) == (tests, docs)
+    assert q.about_tests or q.about_docs  # every one of them lets tests or docs in
+
+
+def test_mention_compounds_are_the_words_around_the_mention():
+    q = parse_query("how does the virtual time test scheduler compare results?")
+    assert q.mentions_tests and "testscheduler" in q.mention_compounds

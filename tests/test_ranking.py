@@ -565,3 +565,45 @@ def test_value_definition_prefers_a_top_level_one():
     assert ranking.value_definition([use, nested, top], "EMPTY") == ("src/empty.ts", 61)
     assert ranking.value_definition([use, nested], "rxjs.EMPTY") == ("src/Subscription.ts", 11)
     assert ranking.value_definition([use], "EMPTY") is None
+
+
+def _h(path, symbol, file_class):
+    return replace(hit(path, 1.0, symbol=symbol), file_class=file_class)
+
+
+def test_mention_factors_hold_tests_back_when_only_mentioned():
+    hits = [
+        _h("tests/test_query.py", "test_detect_scope", "test"),
+        _h("docs/eval.md", "Scope", "doc"),
+        _h("askrepo/query.py", "detect_scope", "code"),
+    ]
+    q = parse_query("how does search decide that a question is about tests or documentation?")
+    assert ranking.mention_factors(hits, q) == [0.5, 0.5, 1.0]
+    # asked for: untouched
+    assert (
+        ranking.mention_factors(hits, parse_query("which tests check detect_scope?")) == [1.0] * 3
+    )
+    # the words around the mention spell a candidate's name: the mention names code
+    sched = [_h("src/testing/TestScheduler.ts", "TestScheduler.run", "test"), hits[2]]
+    q = parse_query("how does the virtual time test scheduler compare results?")
+    assert ranking.mention_factors(sched, q) == [1.0, 1.0]
+    # ... but a test case named after the phrase (test_scheduler) does not count as that name
+    case = [_h("tests/test_x.py", "test_scheduler", "test"), hits[2]]
+    assert ranking.mention_factors(case, q) == [0.5, 1.0]
+
+
+def test_rescore_mentions_stage_switch():
+    hits = [
+        _h("tests/test_query.py", "test_detect_scope", "test"),
+        replace(_h("askrepo/query.py", "detect_scope", "code"), score=0.8),
+    ]
+    q = parse_query("how is a question about tests detected?")
+    assert [h.path for h in ranking.rescore(hits, q, disabled=STAGES_BUT("mentions"))] == [
+        "askrepo/query.py",
+        "tests/test_query.py",
+    ]
+    assert ranking.rescore(hits, q, disabled=ranking.STAGES)[0].path == "tests/test_query.py"
+
+
+def STAGES_BUT(stage):  # noqa: N802 - reads like a constant at the call site
+    return tuple(s for s in ranking.STAGES if s != stage)

@@ -140,6 +140,15 @@ def test_find_symbol_reads_qualified_names_by_location(retriever):
     assert store.find_symbol("billing.invoices.Cart") == []  # no qualifier shown: not Cart
 
 
+def test_a_question_that_only_mentions_tests_answers_from_the_code(retriever):
+    q = "how does a session expire and log a user out, as the tests show?"
+    hits = retriever.search(q, SearchOptions(k=10)).hits
+    assert (hits[0].path, hits[0].symbol) == ("shop/auth.py", "SessionStore.expire")
+    assert any(h.file_class == "test" for h in hits)  # tests are not filtered, only held back
+    off = retriever.search(q, SearchOptions(k=10, disabled=("mentions",))).hits
+    assert off[0].file_class == "test"  # the stage is what puts the code first
+
+
 def test_secrets_are_not_searchable(retriever):
     for q in ("AKIAIOSFODNN7EXAMPLE", "hunter2hunter2"):
         for mode in ("fts", "hybrid"):
