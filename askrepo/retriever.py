@@ -10,7 +10,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +296,12 @@ class Retriever:
             if inc_docs is None:
                 inc_docs = auto_docs or not config.exclude_docs()
             classes = allowed_classes(inc_tests, inc_docs)
+            if opts.include_tests or opts.include_docs:  # asked for on the command line
+                q = replace(
+                    q,
+                    mentions_tests=q.mentions_tests and not opts.include_tests,
+                    mentions_docs=q.mentions_docs and not opts.include_docs,
+                )
             if not inc_tests:
                 filters.append("tests excluded")
             if not inc_docs:
@@ -453,7 +459,6 @@ class Retriever:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
         pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
         file by ``files.rank_files``."""
-        from dataclasses import replace
 
         from .files import rank_files
 

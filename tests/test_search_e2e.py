@@ -147,6 +147,9 @@ def test_a_question_that_only_mentions_tests_answers_from_the_code(retriever):
     assert any(h.file_class == "test" for h in hits)  # tests are not filtered, only held back
     off = retriever.search(q, SearchOptions(k=10, disabled=("mentions",))).hits
     assert off[0].file_class == "test"  # the stage is what puts the code first
+    # --include-tests asks for them: nothing is held back
+    asked = retriever.search(q, SearchOptions(k=10, include_tests=True)).hits
+    assert [(h.path, h.start_line) for h in asked] == [(h.path, h.start_line) for h in off]
 
 
 def test_secrets_are_not_searchable(retriever):
