@@ -512,6 +512,30 @@ def symbol_names(q: Query, smart: bool = True) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def style_variants(name: str) -> list[str]:
+    """The same words in the identifier styles (``merge_config`` -> ``mergeConfig``,
+    ``MergeConfig``; ``parseHeaders`` -> ``parse_headers``, ``ParseHeaders``), for a symbol
+    query typed in another language's convention. Looked up only when nothing has the name as
+    typed, neither a definition nor a line giving it a value (``COMPLETE_NOTIFICATION`` stays
+    the constant, not the ``CompleteNotification`` type).
+
+    >>> style_variants("merge_config")
+    ['merge_config', 'mergeConfig', 'MergeConfig']
+    >>> style_variants("Field")
+    []
+    """
+    from .identifiers import split_identifier
+
+    words = split_identifier(name)
+    if len(words) < 2 or not all(w.isalnum() for w in words):
+        return []
+    return [
+        "_".join(words),
+        words[0] + "".join(w.capitalize() for w in words[1:]),
+        "".join(w.capitalize() for w in words),
+    ]
+
+
 def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) -> tuple:
     """Sort key (smaller first) among definitions of ``name`` found for a symbol query:
 

@@ -365,11 +365,28 @@ class Retriever:
                 weights.append(ranking.INFILE_WEIGHT * coverage)
                 fused = rrf(lists, weights=weights)
         symbol_ids: list[str] = []
+        value_pin: tuple[str, int] | None = None
         if hybrid and opts.symbol_boost:
             order = [cid for cid, _ in fused]
-            names = ranking.symbol_names(q, "defs" not in off)
+            smart = "defs" not in off
+            names = ranking.symbol_names(q, smart)
             found = self._symbol_matches(names, classes, chunks, filters)
-            symbol_ids = ranking.order_definitions(found, q, dict(fused), "defs" not in off)
+            if not found and smart and q.kind == "symbol" and q.symbol:
+                # no definition has the name: the line that gives it a value (a constant, a
+                # type alias, a macro), else a definition of it in another naming style
+                value_pin = ranking.value_definition([chunks[c] for c in order], q.symbol)
+                if value_pin:
+                    where = f"{value_pin[0]}:{value_pin[1]}"
+                    filters.append(f"`{q.symbol}` is given its value at {where}")
+                else:
+                    head, _, last = q.symbol.rpartition(".")
+                    styles = [f"{head}.{v}" if head else v for v in ranking.style_variants(last)]
+                    found = self._symbol_matches(styles, classes, chunks, filters)
+                    if found:
+                        filters.append(
+                            f"`{q.symbol}` found as `{found[0][1].symbol}` (another naming style)"
+                        )
+            symbol_ids = ranking.order_definitions(found, q, dict(fused), smart)
             extra = [(symbol_ids, SYMBOL_WEIGHT)]
             phrases = list(q.phrases)
             if phrases:
@@ -419,12 +436,8 @@ class Retriever:
         if hybrid and q.kind == NATURAL and "delegate" not in off:
             hits = ranking.delegate(hits)
         pins = [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
-        if hybrid and not pins and q.kind == "symbol" and q.symbol and "defs" not in off:
-            # no chunk is named after it: a constant, variable, type alias or macro
-            found = ranking.value_definition([chunks[c] for c, _ in fused], q.symbol)
-            if found:
-                pins = [found]
-                filters.append(f"`{q.symbol}` is given its value at {found[0]}:{found[1]}")
+        if value_pin and not pins:
+            pins = [value_pin]
         if pins and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(hits, pins)
         cap = opts.max_per_file

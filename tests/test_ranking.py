@@ -607,3 +607,16 @@ def test_rescore_mentions_stage_switch():
 
 def STAGES_BUT(stage):  # noqa: N802 - reads like a constant at the call site
     return tuple(s for s in ranking.STAGES if s != stage)
+
+
+@pytest.mark.parametrize(
+    ("name", "variants"),
+    [
+        ("merge_config", ["merge_config", "mergeConfig", "MergeConfig"]),
+        ("parseHeaders", ["parse_headers", "parseHeaders", "ParseHeaders"]),
+        ("HashPassword", ["hash_password", "hashPassword", "HashPassword"]),
+        ("Field", []),  # one word: nothing to restyle
+    ],
+)
+def test_style_variants(name, variants):
+    assert ranking.style_variants(name) == variants

@@ -131,6 +131,13 @@ def test_a_constant_is_found_where_it_is_given_its_value(retriever, indexed):
     assert f"`ITERATIONS` is given its value at shop/auth.py:{line}" in res.filters
 
 
+@pytest.mark.parametrize("query", ["hashPassword", "HashPassword"])
+def test_a_symbol_typed_in_another_naming_style_finds_its_definition(retriever, query):
+    res = retriever.search(query, SearchOptions(k=5))
+    assert (res.hits[0].path, res.hits[0].symbol) == ("shop/auth.py", "hash_password")
+    assert f"`{query}` found as `hash_password` (another naming style)" in res.filters
+
+
 def test_find_symbol_reads_qualified_names_by_location(retriever):
     store = retriever.store
     assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [
