@@ -569,7 +569,7 @@ def _kind(s: Source) -> str:
 
 
 def _describe(s: Source) -> list[str]:
-    head = f"{_name(s)} ({_kind(s)}, {s.location})"
+    head = f"{_name(s)} ({_kind(s)}, {_md_code(s.location)})"
     if s.signature and s.kind in DEFINITION_KINDS:
         sig = s.signature
         if len(sig) > MAX_SIGNATURE_CHARS:
@@ -749,8 +749,9 @@ def _relations(
             name = _last(b.symbol)
             if name in a_calls and (unique(name) or a.path == b.path):
                 sa = a if isinstance(a, Source) else _source_for(a, sources)
+                where = _md_code(sa.location)
                 add(
-                    f"{_md_code(sa.symbol or '')} ({sa.location}) calls {_md_code(b.symbol)}",
+                    f"{_md_code(sa.symbol or '')} ({where}) calls {_md_code(b.symbol)}",
                     [sa.n, b.n],
                     f"{sa.symbol} calls {b.symbol}",
                 )
@@ -765,7 +766,7 @@ def _relations(
             continue
         sc = _source_for(cls, sources)
         add(
-            f"{_md_code(sym)} is a method of class {_md_code(owner)} ({sc.location})",
+            f"{_md_code(sym)} is a method of class {_md_code(owner)} ({_md_code(sc.location)})",
             [b.n, sc.n],
             f"{sym} of {owner}",
         )
@@ -781,7 +782,7 @@ def _relations(
         for c in _nearest(callers, weights or {})[:MAX_CALLERS]:
             sc = _source_for(c, sources)
             add(
-                f"{_md_code(c.symbol)} ({sc.location}) calls {_md_code(b.symbol)}",
+                f"{_md_code(c.symbol)} ({_md_code(sc.location)}) calls {_md_code(b.symbol)}",
                 [sc.n, b.n],
                 f"{c.symbol} calls {b.symbol}",
             )
@@ -824,7 +825,7 @@ def render_card(
         return ""
     top = defs[0]
     what = f"a {_kind(top)} in " if top.symbol else ""
-    lead = f"The best match is {_name(top)}, {what}{top.location} {_cite(top.n)}."
+    lead = f"The best match is {_name(top)}, {what}{_md_code(top.location)} {_cite(top.n)}."
     if len(defs) > 1:
         rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
         lead += f" Also relevant: {rest}."

@@ -342,7 +342,7 @@ def test_ask_lays_the_model_answer_on_the_evidence_card():
     ans = ask("Where is default_map read?", retriever, llm, stream=pieces.append)
     # the card puts the definition that reads default_map first, so it is [1] for the model too
     assert ans.evidence.startswith(
-        "The best match is `Context.lookup_default`, a function in src/pkg/core.py:100-102 [1]."
+        "The best match is `Context.lookup_default`, a function in `src/pkg/core.py:100-102` [1]."
     )
     assert ans.answer == "Context.lookup_default reads default_map [1]."
     assert ans.citations[0].location == "src/pkg/core.py:100-102"

@@ -64,7 +64,7 @@ def test_ask_backend_none_json_cites_real_lines_with_hashes(indexed):
     assert data["backend"] == "none" and not data["refused"]
     assert data["answer"] == data["evidence"]
     assert data["answer"].startswith(
-        "The best match is `authenticate_user`, a function in shop/auth.py:"
+        "The best match is `authenticate_user`, a function in `shop/auth.py:"
     )
     first = data["citations"][0]
     assert (first["n"], first["path"], first["symbol"]) == (1, "shop/auth.py", "authenticate_user")

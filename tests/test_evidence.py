@@ -171,7 +171,7 @@ def test_card_picks_the_named_definition_first_and_cites_it():
     assert top.signature == "def lookup_default(self, name: str, call: bool = True) -> t.Any | None"
     first = card.text.splitlines()[0]
     assert first.startswith(
-        "The best match is `Context.lookup_default`, a method in src/click/core.py:727-737 [1]."
+        "The best match is `Context.lookup_default`, a method in `src/click/core.py:727-737` [1]."
     )
     assert "   - line 732: `if self.default_map is not None:` [1]" in card.text
 
@@ -196,12 +196,12 @@ def test_card_states_calls_and_method_of_relations_with_both_citations():
     sources = {s.symbol: s.n for s in card.sources}
     a, b = sources["Parameter.get_default"], sources["Context.lookup_default"]
     assert (
-        f"`Parameter.get_default` (src/click/core.py:2200-2205) calls `Context.lookup_default` "
+        f"`Parameter.get_default` (`src/click/core.py:2200-2205`) calls `Context.lookup_default` "
         f"[{a}][{b}]." in rel
     )
     c = sources["Context"]
     assert (
-        f"`Context.lookup_default` is a method of class `Context` (src/click/core.py:160-161) "
+        f"`Context.lookup_default` is a method of class `Context` (`src/click/core.py:160-161`) "
         f"[{b}][{c}]." in rel
     )
     assert "How they connect:" in card.text
@@ -230,6 +230,14 @@ def test_card_cites_every_line():
     for line in card.text.splitlines():
         if line.strip() and line.strip() != "How they connect:":
             assert "[1]" in line or "[2]" in line, line
+
+
+def test_locations_are_code_spans_so_dunder_paths_survive_markdown():
+    # `pkg/__init__.py` outside a code span renders as "pkg/init.py" in bold
+    hits = [hit(1, "src/pkg/__init__.py", 10, LOOKUP, "lookup_default")]
+    card = evidence_card("Where is the default_map read?", hits)
+    assert "`src/pkg/__init__.py:10-" in card.text
+    assert "__init__" not in card.text.replace("`src/pkg/__init__.py:", "")
 
 
 def test_card_says_which_question_words_no_retrieved_code_mentions():
