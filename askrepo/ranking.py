@@ -614,17 +614,27 @@ def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ())
     ...         C(path="src/server/conn.rs", symbol="Builder"), C(path="x.rs", symbol="Other")]
     >>> [c.path for c in by_qualifiers("hyper.server.conn.Builder", defs, ("hyper",))]
     ['src/server/conn.rs']
+    >>> defs = [C(path="rich/console.py", symbol="Console.print_json"),
+    ...         C(path="rich/__init__.py", symbol="print_json")]
+    >>> [c.symbol for c in by_qualifiers("rich.print_json", defs)]
+    ['print_json']
     """
     *quals, last = name.split(".")
     if not quals:
         return []
-    scored = [
-        (qualifier_matches(quals, c.path, c.symbol, project), c)
-        for c in chunks
-        if (c.symbol or "").split(".")[-1] == last
-    ]
-    best = max((n for n, _ in scored), default=0)
-    return [c for n, c in scored if n == best > 0]
+    wanted = {_squash(q) for q in quals}
+
+    def key(c: Any) -> tuple[int, int]:
+        # most qualifiers shown; then fewest of the symbol's own qualifiers the name leaves
+        # unexplained (``rich.print_json`` is the function, not the method Console.print_json)
+        own = (c.symbol or "").split(".")[:-1]
+        return qualifier_matches(quals, c.path, c.symbol, project), -sum(
+            _squash(p) not in wanted for p in own
+        )
+
+    scored = [(key(c), c) for c in chunks if (c.symbol or "").split(".")[-1] == last]
+    best = max((k for k, _ in scored), default=(0, 0))
+    return [c for k, c in scored if k == best and best[0] > 0]
 
 
 @lru_cache(maxsize=256)
