@@ -370,7 +370,8 @@ class Retriever:
             order = [cid for cid, _ in fused]
             smart = "defs" not in off
             names = ranking.symbol_names(q, smart)
-            found = self._symbol_matches(names, classes, chunks, filters)
+            typed = {*q.symbols, *q.identifiers}
+            found = self._symbol_matches(names, classes, chunks, filters, typed)
             if not found and smart and q.kind == "symbol" and q.symbol:
                 # no definition has the name: the line that gives it a value (a constant, a
                 # type alias, a macro), else a definition of it in another naming style
@@ -494,11 +495,12 @@ class Retriever:
         classes: set[str] | None,
         chunks: dict[str, Chunk],
         notes: list[str],
+        typed: set[str] | None = None,
     ) -> list[tuple[str, Chunk]]:
         """(id, chunk) of definitions whose symbol equals a name (or its dotted form) named in
         the query, or, for a qualified name no symbol spells out, whose location shows most of
-        its qualifiers (``ranking.qualifier_matches``, said in ``notes``); they join
-        ``chunks``."""
+        its qualifiers (``ranking.qualifier_matches``, said in ``notes``; only for the names
+        in ``typed`` when given — not the other first-letter case); they join ``chunks``."""
         if not names:
             return []
         wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
@@ -518,6 +520,8 @@ class Retriever:
         project = ranking.project_words(Path(getattr(self.store, "repo", "") or "").name)
         for name in names:
             if "." not in name or any(s == name or s.endswith("." + name) for s in syms):
+                continue
+            if typed is not None and name not in typed:
                 continue
             *quals, last = name.split(".")
             rows = by_last.get(last, [])
