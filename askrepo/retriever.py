@@ -19,6 +19,7 @@ from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
 from .errors import UsageError
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
+    SYMBOL,
     Query,
     dense_query_text,
     detect_scope,
@@ -370,23 +371,7 @@ class Retriever:
             order = [cid for cid, _ in fused]
             smart = "defs" not in off
             names = ranking.symbol_names(q, smart)
-            typed = {*q.symbols, *q.identifiers}
-            found = self._symbol_matches(names, classes, chunks, filters, typed)
-            if not found and smart and q.kind == "symbol" and q.symbol:
-                # no definition has the name: the line that gives it a value (a constant, a
-                # type alias, a macro), else a definition of it in another naming style
-                value_pin = ranking.value_definition([chunks[c] for c in order], q.symbol)
-                if value_pin:
-                    where = f"{value_pin[0]}:{value_pin[1]}"
-                    filters.append(f"`{q.symbol}` is given its value at {where}")
-                else:
-                    head, _, last = q.symbol.rpartition(".")
-                    styles = [f"{head}.{v}" if head else v for v in ranking.style_variants(last)]
-                    found = self._symbol_matches(styles, classes, chunks, filters)
-                    if found:
-                        filters.append(
-                            f"`{q.symbol}` found as `{found[0][1].symbol}` (another naming style)"
-                        )
+            found, value_pin = self._named(q, names, order, classes, chunks, filters, smart)
             symbol_ids = ranking.order_definitions(found, q, dict(fused), smart)
             extra = [(symbol_ids, SYMBOL_WEIGHT)]
             phrases = list(q.phrases)
@@ -473,7 +458,6 @@ class Retriever:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
         pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
         file by ``files.rank_files``."""
-
         from .files import rank_files
 
         opts = opts or SearchOptions()
@@ -488,6 +472,34 @@ class Retriever:
             files=files,
             filters=res.filters,
         )
+
+    def _named(
+        self,
+        q: Query,
+        names: list[str],
+        order: list[str],
+        classes: set[str] | None,
+        chunks: dict[str, Chunk],
+        notes: list[str],
+        smart: bool,
+    ) -> tuple[list[tuple[str, Chunk]], tuple[str, int] | None]:
+        """The definitions the query names (``_symbol_matches``) and, for a symbol query that
+        names no definition, the (path, line) that gives the name its value (a constant, a type
+        alias, a macro: ``ranking.value_definition`` over the candidates ``order``), else the
+        definitions of the name in another naming style (``ranking.style_variants``)."""
+        found = self._symbol_matches(names, classes, chunks, notes, {*q.symbols, *q.identifiers})
+        if found or not smart or q.kind != SYMBOL or not q.symbol:
+            return found, None
+        value = ranking.value_definition([chunks[c] for c in order], q.symbol)
+        if value:
+            notes.append(f"`{q.symbol}` is given its value at {value[0]}:{value[1]}")
+            return [], value
+        head, _, last = q.symbol.rpartition(".")
+        styles = [f"{head}.{v}" if head else v for v in ranking.style_variants(last)]
+        found = self._symbol_matches(styles, classes, chunks, notes)
+        if found:
+            notes.append(f"`{q.symbol}` found as `{found[0][1].symbol}` (another naming style)")
+        return found, None
 
     def _symbol_matches(
         self,
