@@ -272,8 +272,10 @@ def missing_identifiers(question: str, store: Any) -> list[str]:
 
 
 def absent_context_names(question: str, store: Any) -> list[str]:
-    """Names the question quotes as context (see ``missing_identifiers``) that occur nowhere
+    """Names a question quotes in a message (see ``missing_identifiers``) that occur nowhere
     in the index. They do not refuse the question; the answer says they are not in the code.
+    A pasted trace or issue body is not scanned (its names are the reporter's own frames and
+    types, often dozens): ``[]``.
 
     >>> from types import SimpleNamespace as NS
     >>> store = NS(find_symbol=lambda n: [], has_term=lambda n: n == "fetchAdapter")
@@ -281,7 +283,10 @@ def absent_context_names(question: str, store: Any) -> list[str]:
     ['RequestInitDict']
     """
     from askrepo.identifiers import query_identifiers
+    from askrepo.query import is_trace
 
+    if is_trace(question):
+        return []  # a pasted trace names the reporter's own frames: nothing worth scanning for
     subject = set(subject_identifiers(question))
     context = [n for n in query_identifiers(question) if n not in subject]
     return _absent(context, store)

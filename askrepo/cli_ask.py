@@ -182,7 +182,10 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
     from .llm import PROSE_HINT
 
     if answer.not_in_code:
-        names = ", ".join(f"`{n}`" for n in answer.not_in_code)
+        shown = answer.not_in_code[:6]
+        names = ", ".join(f"`{n}`" for n in shown)
+        if len(answer.not_in_code) > len(shown):
+            names += f" and {len(answer.not_in_code) - len(shown)} more"
         console.print(
             Text(
                 f"Not in the code base: {names} (quoted in the question; no definition and no "
