@@ -32,7 +32,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,300})\"|(?<![A-Za-z])'([^'\n]{1,300})'(?![A-
 FILE_EXTENSIONS = frozenset(
     "py pyi js jsx mjs cjs ts tsx go rs java kt kts c h cc cpp cxx hpp hh hxx cs rb php sh bash "
     "zsh swift scala lua md rst txt toml yaml yml json ini cfg xml html css scss sql proto "
-    "gradle lock".split()
+    "gradle lock zig ex exs hs dart vue svelte erl clj jl groovy".split()
 )
 # CamelCase product names that appear in plain-English questions; not treated as symbols
 # (unless backticked) so that "does it run on macOS?" is not "a question about `macOS`".

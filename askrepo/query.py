@@ -50,7 +50,9 @@ _TRACE_LINE = re.compile(
 _QUOTED = re.compile(r"`([^`\n]{3,200})`|\"([^\"\n]{3,200})\"|(?<!\w)'([^'\n]{3,200})'(?!\w)")
 _IDENT_ONLY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
 # A file name or path in a question: core.py, src/app/config.ts, "decoder.go:123"
-_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.([A-Za-z0-9]{1,5}))(?=[\s:,;)\]\"'`]|$)")
+_FILE = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.([A-Za-z0-9]{1,5}))(?=[\s:,;)\]\"'`?!]|\.(?:\s|$)|$)"
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 _TEST_WORDS = re.compile(
@@ -162,6 +164,7 @@ class Query:
     mentions_tests: bool = False
     mentions_docs: bool = False
     mention_compounds: tuple[str, ...] = ()
+    only_files: bool = False  # the question is nothing but file names / paths ("fetch.js")
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -206,6 +209,20 @@ def file_names(query: str) -> list[str]:
         if m.group(2).lower() in FILE_EXTENSIONS:
             out.append(m.group(1))
     return list(dict.fromkeys(out))
+
+
+def only_file_names(text: str, files: list[str] | tuple[str, ...]) -> bool:
+    """Whether ``text`` is nothing but the file names / paths ``files`` (and "and", commas).
+
+    >>> only_file_names("lib/adapters/fetch.js", ["lib/adapters/fetch.js"])
+    True
+    >>> only_file_names("what calls fetch.js?", ["fetch.js"])
+    False
+    """
+    if not files:
+        return False
+    rest = _FILE.sub(" ", text)
+    return not re.search(r"[A-Za-z0-9]", re.sub(r"(?i)\b(?:and|or)\b", " ", rest))
 
 
 def bare_symbol(query: str) -> str | None:
@@ -280,4 +297,5 @@ def parse_query(text: str) -> Query:
         mentions_tests=scope[0] and mentions[0],
         mentions_docs=scope[1] and mentions[1],
         mention_compounds=mentions[2],
+        only_files=only_file_names(text, files),
     )

@@ -426,6 +426,8 @@ class Retriever:
             pins = [value_pin]
         if pins and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(hits, pins)
+        if q.only_files and opts.mode != "dense":
+            hits = self._file_query(q, hits, k, filters)
         cap = opts.max_per_file
         if cap is None:
             cap = 0 if saturation else LEGACY_MAX_PER_FILE
@@ -472,6 +474,28 @@ class Retriever:
             files=files,
             filters=res.filters,
         )
+
+    def _file_query(self, q: Query, hits: list[Hit], k: int, notes: list[str]) -> list[Hit]:
+        """For a question that is only file names (``fetch.js``, ``src/app/config.ts``): the
+        chunks of the indexed files it names (the exact path, or any path ending with it), in
+        file order and above everything else, whatever their class — naming a test file asks
+        for it; the other hits follow."""
+        indexed = list(self.store.files())
+        paths = [
+            p for f in q.file_names for p in indexed if p == f or p.endswith("/" + f.lstrip("./"))
+        ]
+        rows = self.store.file_chunks(paths, limit=k) if paths else []
+        if not rows:
+            return hits
+        top = max((h.score for h in hits), default=0.0)
+        step = max(abs(top), 1e-6) * 1e-3
+        named = set(paths)
+        head = [
+            _hit(chunk, top + (len(rows) - i) * step, {"dense": None, "fts": None})
+            for i, (_, chunk, _) in enumerate(rows)
+        ]
+        notes.append(f"file query: {', '.join(dict.fromkeys(paths))} in file order")
+        return head + [h for h in hits if h.path not in named]
 
     def _named(
         self,

@@ -603,6 +603,26 @@ class IndexStore:
             lambda tbl: tbl.search().where(condition).select(_CHUNK_COLUMNS).limit(limit)
         )
 
+    def file_chunks(self, paths: Sequence[str], limit: int = 50) -> list[tuple[str, Chunk, float]]:
+        """The chunks of ``paths`` (any file class, embedded or not) in file order: the paths
+        as given, then by start line. Same result from the in-memory mirror and from LanceDB."""
+        paths = list(dict.fromkeys(paths))
+        if not paths or self._meta.chunk_count == 0:
+            return []
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            rows = [
+                (mirror.ids[i], mirror.chunks[i], 0.0)
+                for p in paths
+                for i in mirror.by_path.get(p, [])
+            ]
+        else:
+            cond = "path IN (" + ", ".join(_sql_str(p) for p in paths) + ")"
+            rows = self.where(cond, limit=100_000)
+        rank = {p: i for i, p in enumerate(paths)}
+        rows.sort(key=lambda r: (rank.get(r[1].path, len(rank)), r[1].start_line))
+        return rows[:limit]
+
     def by_symbol(
         self, names: Iterable[str], classes: Iterable[str] | None = None, limit: int = 50
     ) -> list[tuple[str, Chunk, float]]:

@@ -128,3 +128,16 @@ def test_scope_mentions(text, tests, docs):
 def test_mention_compounds_are_the_words_around_the_mention():
     q = parse_query("how does the virtual time test scheduler compare results?")
     assert q.mentions_tests and "testscheduler" in q.mention_compounds
+
+
+def test_only_file_names():
+    assert parse_query("lib/adapters/fetch.js").only_files
+    assert parse_query("fetch.js and xhr.js").only_files
+    assert parse_query("sha2.zig").only_files  # zig, ex, hs, dart… are file extensions too
+    assert not parse_query("what calls fetch.js?").only_files
+    assert not parse_query("Field").only_files
+    assert file_names("see core.py. Then parser.py? And main.go!") == [
+        "core.py",
+        "parser.py",
+        "main.go",
+    ]

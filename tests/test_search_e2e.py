@@ -138,6 +138,23 @@ def test_a_symbol_typed_in_another_naming_style_finds_its_definition(retriever, 
     assert f"`{query}` found as `hash_password` (another naming style)" in res.filters
 
 
+@pytest.mark.parametrize("query", ["shop/auth.py", "auth.py", "auth.py?"])
+def test_a_question_that_is_only_a_file_name_lists_that_file_in_order(retriever, query):
+    res = retriever.search(query, SearchOptions(k=4))
+    starts = [h.start_line for h in res.hits if h.path == "shop/auth.py"]
+    assert [h.path for h in res.hits[: len(starts)]] == ["shop/auth.py"] * len(starts)
+    assert starts == sorted(starts) and starts[0] == 1 and len(starts) >= 3
+    assert "file query: shop/auth.py in file order" in res.filters
+
+
+def test_a_named_test_file_is_listed_though_tests_are_filtered(retriever):
+    hits = retriever.search("tests/test_cart.py", SearchOptions(k=3)).hits
+    assert hits[0].path == "tests/test_cart.py" and hits[0].file_class == "test"
+    # a question about the file is a question, not a listing
+    res = retriever.search("what does auth.py check?", SearchOptions(k=3))
+    assert not any(f.startswith("file query") for f in res.filters)
+
+
 def test_find_symbol_reads_qualified_names_by_location(retriever):
     store = retriever.store
     assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [

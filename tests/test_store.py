@@ -315,3 +315,19 @@ def test_in_files_ranks_every_chunk_of_the_files_the_same_from_lancedb_and_mirro
             assert scores == sorted(scores, reverse=True)
     assert mem._matrix is not None and sql._matrix is None
     assert sql.in_files(q, all_paths[:1])  # the test exercises a non-empty answer
+
+
+def test_file_chunks_are_the_same_from_lancedb_and_mirror_in_file_order(repo):
+    index_repo(repo, embedder=FakeEmbedder())
+    sql, mem = open_index(repo), open_index(repo)
+    mem._searches = 2  # the second search: the in-memory mirror answers
+    all_paths = sorted(sql.files())
+    for paths in (all_paths[:1], all_paths[1::-1], ["no/such/file.py"], []):
+        a, b = sql.file_chunks(paths, 1000), mem.file_chunks(paths, 1000)
+        assert [c for c, _, _ in a] == [c for c, _, _ in b]
+        keys = [(paths.index(c.path), c.start_line) for _, c, _ in a]
+        assert keys == sorted(keys)  # the paths as given, then by line
+        want = sum(len(sql.where(f"path = '{p}'", 1000)) for p in paths)
+        assert len(a) == want
+    assert len(sql.file_chunks(all_paths[:2], 2)) == 2
+    assert mem._matrix is not None and sql._matrix is None
