@@ -165,6 +165,7 @@ class Query:
     mentions_docs: bool = False
     mention_compounds: tuple[str, ...] = ()
     only_files: bool = False  # the question is nothing but file names / paths ("fetch.js")
+    named: tuple[str, ...] = ()  # plain words the phrasing marks as names ("the Table class")
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -209,6 +210,46 @@ def file_names(query: str) -> list[str]:
         if m.group(2).lower() in FILE_EXTENSIONS:
             out.append(m.group(1))
     return list(dict.fromkeys(out))
+
+
+_DEF_KINDS = (
+    r"class|struct|trait|interface|enum|type|protocol|module|record|object|function|method|"
+    r"macro|constant|variable|typedef|mixin|extension"
+)
+_DEF_KINDS_THE = _DEF_KINDS.replace("object|", "")
+_NAMED_PATTERNS = (
+    # where is [the] X [kind] defined / declared / implemented
+    re.compile(
+        rf"\bwhere\s+(?:is|are)\s+(?:the\s+)?([A-Za-z_][\w$]*)\s+(?:(?:{_DEF_KINDS})\s+)?"
+        r"(?:defined|declared|implemented)\b",
+        re.I,
+    ),
+    # the X <kind>: "the Table class", "the Body trait" (X capitalised; not "a Command object",
+    # which is an instance of it)
+    re.compile(rf"\bthe\s+([A-Z][\w$]*)\s+(?:{_DEF_KINDS_THE})\b"),
+    # <declaration keyword> X: "class Table", "struct Router", "object Foo" (X capitalised;
+    # not "type", "function", "method": in prose they precede any capitalised word)
+    re.compile(r"\b(?:class|struct|trait|interface|enum|protocol|mixin|object)\s+([A-Z][\w$]*)\b"),
+)
+
+
+def named_words(text: str) -> tuple[str, ...]:
+    """Plain words the phrasing marks as code names though they do not look like identifiers:
+    "where is Console defined?", "the Table class", "struct Router" -> Console, Table, Router.
+    Their definitions are looked up like an identifier's (``ranking.symbol_names``).
+
+    >>> named_words("Where is the Table class defined?")
+    ('Table',)
+    >>> named_words("where is the config file read?")
+    ()
+    """
+    out: dict[str, None] = {}
+    for rx in _NAMED_PATTERNS:
+        for m in rx.finditer(text):
+            word = m.group(1)
+            if word.lower() not in STOP_WORDS and word.lower() not in _KIND_WORDS:
+                out[word] = None
+    return tuple(out)
 
 
 def only_file_names(text: str, files: list[str] | tuple[str, ...]) -> bool:
@@ -298,4 +339,5 @@ def parse_query(text: str) -> Query:
         mentions_docs=scope[1] and mentions[1],
         mention_compounds=mentions[2],
         only_files=only_file_names(text, files),
+        named=tuple(n for n in named_words(text) if n not in idents and n != bare),
     )

@@ -500,10 +500,11 @@ _KIND_RANK = {"class": 0, "function": 1, "method": 2}
 def symbol_names(q: Query, smart: bool = True) -> list[str]:
     """Names whose definitions are looked up. With ``smart`` (stage ``defs``): a symbol query's
     bare name too, and its other first-letter case (``logger`` also finds class ``Logger``,
-    ``Parse`` also ``parse``); without: the code-looking identifiers only (as before)."""
+    ``Parse`` also ``parse``), and the words the phrasing marks as names (``Query.named``: "the
+    Table class"); without: the code-looking identifiers only (as before)."""
     if not smart:
         return list(q.identifiers)
-    names = list(q.symbols)
+    names = [*q.symbols, *q.named]
     if q.symbol:
         last = q.symbol.rsplit(".", 1)[-1]
         flipped = last[:1].swapcase() + last[1:]

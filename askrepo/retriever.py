@@ -382,7 +382,7 @@ class Retriever:
                 filters.append(f"quoted text boosted: {'; '.join(phrases)}")
             pinned = {chunks[c].symbol for c in symbol_ids}
             pinned_last = {(s or "").split(".")[-1] for s in pinned}
-            idents = [n for n in names if n not in phrases]
+            idents = [n for n in names if n not in phrases and n not in q.named]
             # identifiers that name no definition (attributes, parameters): boost their users
             unpinned = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
             if unpinned:

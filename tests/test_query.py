@@ -141,3 +141,22 @@ def test_only_file_names():
         "parser.py",
         "main.go",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("where is Console defined?", ("Console",)),
+        ("Where is the Table class defined?", ("Table",)),
+        ("where is the Body trait?", ("Body",)),
+        ("what does struct Router hold?", ("Router",)),
+        # an instance, prose and plain words are not names
+        ("Where does the decorator turn a function into a Command object?", ()),
+        ("where is the config file read?", ()),
+        ("which type Value is meant here?", ()),
+        # a code-looking name is an identifier already, not repeated here
+        ("where is SessionStore defined?", ()),
+    ],
+)
+def test_named_words(text, named):
+    assert parse_query(text).named == named

@@ -155,6 +155,12 @@ def test_a_named_test_file_is_listed_though_tests_are_filtered(retriever):
     assert not any(f.startswith("file query") for f in res.filters)
 
 
+def test_a_plain_word_the_question_calls_a_class_finds_its_definition(retriever):
+    res = retriever.search("Where is the Cart class defined?", SearchOptions(k=3))
+    assert (res.hits[0].path, res.hits[0].symbol) == ("shop/cart.py", "Cart")
+    assert "1 exact symbol match(es) boosted" in res.filters  # looked up as a name
+
+
 def test_find_symbol_reads_qualified_names_by_location(retriever):
     store = retriever.store
     assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [
