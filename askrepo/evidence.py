@@ -42,6 +42,7 @@ MAX_LINE_CHARS = 110
 MAX_DOC_CHARS = 200
 MAX_SIGNATURE_CHARS = 100
 MAX_CALLERS = 2  # callers stated per described definition
+CALLER_ANSWER = 8  # ... when the question asks for the callers ("what calls X?")
 CALLER_POOL = 12  # callers read per top hit, of which the MAX_CALLERS nearest the question
 CANDIDATES = 8  # top hits considered for the best definition
 # score_candidates: weights of "the question names it", term coverage by the symbol name, by
@@ -661,7 +662,9 @@ def evidence_card(
             )
         )
     others = [cands[i] for i in order if i not in chosen]
-    relations = _relations(sources, others, graph, weights)
+    relations = _relations(
+        sources, others, graph, weights, CALLER_ANSWER if asks_for_callers(question) else None
+    )
     missing = words_for(question, unseen)
     return EvidenceCard(
         question, sources, relations, render_card(sources, relations, missing), missing
@@ -716,11 +719,28 @@ def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Sou
     return s
 
 
+_CALLERS_Q = re.compile(
+    r"\b(?:what|who|which\s+\w+)\s+(?:calls|uses|invokes)\b|\bcallers?\s+of\b"
+    r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:called|used|invoked)\b",
+    re.I,
+)
+
+
+def asks_for_callers(question: str) -> bool:
+    """ "What calls X?", "who uses X", "where is X called?", "callers of X".
+
+    >>> [asks_for_callers(q) for q in ("What calls resolve_command?", "How is X called?")]
+    [True, False]
+    """
+    return _CALLERS_Q.search(question) is not None
+
+
 def _relations(
     sources: list[Source],
     others: Sequence[Any],
     graph: Graph,
     weights: dict[str, float] | None = None,
+    max_callers: int | None = None,
 ) -> list[Relation]:
     """A calls B (both among the top hits), B is a method of C, B is called by D (the callers
     whose path, name and doc carry most of the question's ``weights`` first: ``_chunk_file``
@@ -779,7 +799,7 @@ def _relations(
             for c in graph.callers.get(b.symbol, [])
             if (c.path, c.start_line) != (b.path, b.start_line) and c.symbol
         ]
-        for c in _nearest(callers, weights or {})[:MAX_CALLERS]:
+        for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
             sc = _source_for(c, sources)
             add(
                 f"{_md_code(c.symbol)} ({_md_code(sc.location)}) calls {_md_code(b.symbol)}",

@@ -394,6 +394,10 @@ def test_the_callers_stated_are_the_ones_nearest_the_question():
     card = evidence_card("Where are secrets redacted before indexing?", hits, graph)
     stated = [r.text.split(" (")[0] for r in card.relations]
     assert stated[0] == "`_chunk_file`" and len(stated) == 2
+    # a question that asks for the callers gets all of them (up to CALLER_ANSWER)
+    card = evidence_card("What calls redact?", hits, graph)
+    stated = {r.text.split(" (")[0] for r in card.relations if "calls `redact`" in r.text}
+    assert stated == {"`_message`", "`build_set`", "`_chunk_file`"}
 
 
 def test_a_docs_question_naming_a_class_is_answered_by_the_section_showing_it():
