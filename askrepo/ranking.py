@@ -651,7 +651,7 @@ def _defining(name: str) -> re.Pattern[str]:
     )
 
 
-_IMPORTED = re.compile(r"\b(?:require|import)\s*\(|@import\s*\(")
+_IMPORTED = re.compile(r"\b(?:require|require_relative|import|include)\b|@import\b")
 
 
 def defining_lines(text: str, name: str) -> list[tuple[int, int]]:
@@ -687,19 +687,22 @@ def defining_lines(text: str, name: str) -> list[tuple[int, int]]:
     return out
 
 
-def value_definition(candidates: Sequence[Any], name: str) -> tuple[str, int] | None:
+def value_definition(
+    candidates: Sequence[Any], name: str, nested: bool = True
+) -> tuple[str, int] | None:
     """(path, line) where ``name`` (its last part) is given its value, among ``candidates``
     (chunks, best first; ``defining_lines``): the first top-level one (no indentation, as
-    ``export const EMPTY = …``) before the first nested one (``static EMPTY = …`` in a class).
+    ``export const EMPTY = …``) before the first nested one (``static EMPTY = …`` in a class;
+    none with ``nested=False``).
     """
     last = name.rsplit(".", 1)[-1]
-    nested = None
+    inner = None
     for c in candidates:
         for line, indent in defining_lines(c.text, last):
             if indent == 0:
                 return c.path, c.start_line + line
-            nested = nested or (c.path, c.start_line + line)
-    return nested
+            inner = inner or (c.path, c.start_line + line)
+    return inner if nested else None
 
 
 def qualified_name(name: str) -> str:
@@ -712,15 +715,16 @@ def order_definitions(
 ) -> list[str]:
     """Ids of the definitions ``found`` ((id, chunk) pairs), best first.
 
-    With ``smart`` (stage ``defs``) by ``definition_key`` for symbol queries; otherwise (and for
-    other queries) by fused score only, as before."""
-    if not smart or q.kind != SYMBOL:
+    With ``smart`` (stage ``defs``) by ``definition_key`` for symbol queries and questions
+    whose phrasing names a definition ("where is the Bridge class?": the class before its
+    constructor ``Bridge.Bridge``); otherwise by fused score only, as before."""
+    if not smart or (q.kind != SYMBOL and not q.named):
         return [cid for cid, _ in sorted(found, key=lambda p: -base.get(p[0], 0.0))]
     firsts: dict[tuple[str, str], int] = {}
     for _, c in found:
         key = (c.path, c.symbol or "")
         firsts[key] = min(firsts.get(key, c.start_line), c.start_line)
-    name = q.symbol or (q.identifiers[0] if q.identifiers else "")
+    name = q.symbol or (q.named[0] if q.named else q.identifiers[0] if q.identifiers else "")
 
     def key(p: tuple[str, Any]) -> tuple:
         cid, c = p

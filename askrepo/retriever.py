@@ -512,6 +512,20 @@ class Retriever:
         alias, a macro: ``ranking.value_definition`` over the candidates ``order``), else the
         definitions of the name in another naming style (``ranking.style_variants``)."""
         found = self._symbol_matches(names, classes, chunks, notes, {*q.symbols, *q.identifiers})
+        if smart and q.named:  # "where is Sha256 defined?": a value line if no definition
+            have = {(c.symbol or "").rsplit(".", 1)[-1] for _, c in found}
+            for name in q.named:
+                if name in have or name[:1].swapcase() + name[1:] in have:
+                    continue
+                value = ranking.value_definition([chunks[c] for c in order], name, nested=False)
+                if value:
+                    notes.append(f"`{name}` is given its value at {value[0]}:{value[1]}")
+                    found += [
+                        (c, chunks[c])
+                        for c in order
+                        if chunks[c].path == value[0]
+                        and chunks[c].start_line <= value[1] <= chunks[c].end_line
+                    ][:1]
         if found or not smart or q.kind != SYMBOL or not q.symbol:
             return found, None
         value = ranking.value_definition([chunks[c] for c in order], q.symbol)

@@ -620,3 +620,13 @@ def STAGES_BUT(stage):  # noqa: N802 - reads like a constant at the call site
 )
 def test_style_variants(name, variants):
     assert ranking.style_variants(name) == variants
+
+
+def test_value_definition_without_nested_lines():
+    from types import SimpleNamespace as C
+
+    table = C(path="pl/import_into.lua", start_line=1, text="local t = {\n  List = 'pl.List',\n}")
+    alias = C(path="pl/List.lua", start_line=1, text="local List = utils.stdmt.List")
+    required = C(path="pl/MultiMap.lua", start_line=1, text="local List = require 'pl.List'")
+    assert ranking.value_definition([table, alias, required], "List") == ("pl/import_into.lua", 2)
+    assert ranking.value_definition([table, alias, required], "List", nested=False) is None

@@ -161,6 +161,16 @@ def test_a_plain_word_the_question_calls_a_class_finds_its_definition(retriever)
     assert "1 exact symbol match(es) boosted" in res.filters  # looked up as a name
 
 
+def test_where_is_a_constant_defined_finds_its_value_line(retriever, indexed):
+    root = indexed[0]
+    lines = (root / "shop" / "auth.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if t.startswith("ITERATIONS ="))
+    res = retriever.search("where is ITERATIONS defined?", SearchOptions(k=3))
+    top = res.hits[0]
+    assert top.path == "shop/auth.py" and top.start_line <= line <= top.end_line
+    assert f"`ITERATIONS` is given its value at shop/auth.py:{line}" in res.filters
+
+
 def test_find_symbol_reads_qualified_names_by_location(retriever):
     store = retriever.store
     assert [(c.path, c.symbol) for c in store.find_symbol("shop.cart.Cart")] == [
