@@ -166,6 +166,8 @@ class Query:
     mention_compounds: tuple[str, ...] = ()
     only_files: bool = False  # the question is nothing but file names / paths ("fetch.js")
     named: tuple[str, ...] = ()  # plain words the phrasing marks as names ("the Table class")
+    # a short "where is X [defined]?" question: the definition is the answer (pinned first)
+    asks_definition: bool = False
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -250,6 +252,23 @@ def named_words(text: str) -> tuple[str, ...]:
             if word.lower() not in STOP_WORDS and word.lower() not in _KIND_WORDS:
                 out[word] = None
     return tuple(out)
+
+
+_WHERE_DEFINED = re.compile(
+    rf"^\s*where\s+(?:is|are)\s+(?:the\s+)?`?[A-Za-z_][\w$.:]*`?\s*"
+    rf"(?:(?:{_DEF_KINDS})\s*)?(?:(?:defined|declared|implemented)\s*)?\??\s*$",
+    re.I,
+)
+
+
+def asks_definition(text: str) -> bool:
+    """A question that only asks where a name is defined: "where is Console defined?",
+    "Where is the Bridge class?", "where is `parse_args`?" (the definition is the answer).
+
+    >>> [asks_definition(t) for t in ("where is the Bridge class?", "where is X used?")]
+    [True, False]
+    """
+    return _WHERE_DEFINED.match(text) is not None
 
 
 def only_file_names(text: str, files: list[str] | tuple[str, ...]) -> bool:
@@ -340,4 +359,5 @@ def parse_query(text: str) -> Query:
         mention_compounds=mentions[2],
         only_files=only_file_names(text, files),
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
+        asks_definition=asks_definition(text),
     )

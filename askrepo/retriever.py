@@ -426,6 +426,8 @@ class Retriever:
             pins = [value_pin]
         if pins and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(hits, pins)
+        elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
+            hits = ranking.pin_first(hits, pins, limit=1)
         if q.only_files and opts.mode != "dense":
             hits = self._file_query(q, hits, k, filters)
         cap = opts.max_per_file

@@ -160,3 +160,19 @@ def test_only_file_names():
 )
 def test_named_words(text, named):
     assert parse_query(text).named == named
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("where is Console defined?", True),
+        ("Where is the Bridge class?", True),
+        ("where is `parse_args`?", True),
+        ("where is the Table class declared", True),
+        ("where is Console used?", False),
+        ("where is the config file read from disk?", False),
+        ("how is the Table class rendered?", False),
+    ],
+)
+def test_asks_definition(text, asks):
+    assert parse_query(text).asks_definition is asks

@@ -159,6 +159,10 @@ def test_a_plain_word_the_question_calls_a_class_finds_its_definition(retriever)
     res = retriever.search("Where is the Cart class defined?", SearchOptions(k=3))
     assert (res.hits[0].path, res.hits[0].symbol) == ("shop/cart.py", "Cart")
     assert "1 exact symbol match(es) boosted" in res.filters  # looked up as a name
+    # "where is X?" asks for the definition: pinned first even against a method that
+    # shares the class's words
+    res = retriever.search("where is the SessionStore class?", SearchOptions(k=3))
+    assert (res.hits[0].symbol, res.hits[0].kind) == ("SessionStore", "class")
 
 
 def test_where_is_a_constant_defined_finds_its_value_line(retriever, indexed):
