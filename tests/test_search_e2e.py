@@ -121,11 +121,12 @@ def test_a_qualified_name_finds_its_definition_by_location(retriever, query, pat
     assert any(f.startswith(f"`{symbol}` found by its qualifiers") for f in res.filters)
 
 
-def test_a_constant_is_found_where_it_is_given_its_value(retriever, indexed):
+@pytest.mark.parametrize("query", ["ITERATIONS", "where is ITERATIONS defined?"])
+def test_a_constant_is_found_where_it_is_given_its_value(retriever, indexed, query):
     root = indexed[0]
     lines = (root / "shop" / "auth.py").read_text().splitlines()
     line = next(i for i, t in enumerate(lines, 1) if t.startswith("ITERATIONS ="))
-    res = retriever.search("ITERATIONS", SearchOptions(k=5))
+    res = retriever.search(query, SearchOptions(k=5))
     top = res.hits[0]
     assert top.path == "shop/auth.py" and top.start_line <= line <= top.end_line
     assert f"`ITERATIONS` is given its value at shop/auth.py:{line}" in res.filters
@@ -163,16 +164,6 @@ def test_a_plain_word_the_question_calls_a_class_finds_its_definition(retriever)
     # shares the class's words
     res = retriever.search("where is the SessionStore class?", SearchOptions(k=3))
     assert (res.hits[0].symbol, res.hits[0].kind) == ("SessionStore", "class")
-
-
-def test_where_is_a_constant_defined_finds_its_value_line(retriever, indexed):
-    root = indexed[0]
-    lines = (root / "shop" / "auth.py").read_text().splitlines()
-    line = next(i for i, t in enumerate(lines, 1) if t.startswith("ITERATIONS ="))
-    res = retriever.search("where is ITERATIONS defined?", SearchOptions(k=3))
-    top = res.hits[0]
-    assert top.path == "shop/auth.py" and top.start_line <= line <= top.end_line
-    assert f"`ITERATIONS` is given its value at shop/auth.py:{line}" in res.filters
 
 
 def test_find_symbol_reads_qualified_names_by_location(retriever):
