@@ -449,8 +449,9 @@ def score_candidates(
     the docs; a class header whose method is also a candidate gets
     CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
 
-    A question that is one bare name (``Router``, ``HttpClient.send``: a symbol query) keeps
-    retrieval's order (the score is ``1/rank``): the retriever's ``defs`` stage has already put
+    A question that is one bare name (``Router``, ``HttpClient.send``: a symbol query), or
+    that only asks where one is ("where is Console defined?"), keeps retrieval's order (the
+    score is ``1/rank``): the retriever's ``defs`` stage has already put
     that name's best definition first, with evidence the card does not have (path priors, file
     names, every definition in the index), where the card would prefer a method or a namesake
     whose last part matches (``Echo.Router`` over the ``Router`` type).
@@ -458,7 +459,7 @@ def score_candidates(
     Last, a thin wrapper swaps scores with a longer candidate it calls (``_delegate``).
     """
     parsed = parse_query(question)
-    if parsed.kind == SYMBOL:
+    if parsed.kind == SYMBOL or parsed.asks_definition:  # "Router", "where is Console defined?"
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
     graph = graph or Graph()

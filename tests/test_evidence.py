@@ -327,6 +327,8 @@ def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
     assert scores == [1.0, 0.5, round(1 / 3, 6)]  # W_PRIOR / rank
     card = evidence_card("Router", hits)
     assert card.sources[0].symbol == "Router" and len(card.sources) == 1
+    # a question that only asks where it is keeps retrieval's order too
+    assert score_candidates("where is the Router struct defined?", hits, {}) == scores
     # the same hits for a question in words: the class-header rule applies again
     nl = score_candidates("how does the Router add a route", hits, {"rout": 1.0, "add": 1.0})
     assert nl[0] < nl[2]
