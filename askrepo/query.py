@@ -285,6 +285,11 @@ def only_file_names(text: str, files: list[str] | tuple[str, ...]) -> bool:
     return not re.search(r"[A-Za-z0-9]", re.sub(r"(?i)\b(?:and|or)\b", " ", rest))
 
 
+def qualified_name(name: str) -> str:
+    """A name as the index writes symbols: ``a::b``, ``a\\b`` and ``a#b`` become ``a.b``."""
+    return name.replace("::", ".").replace("\\", ".").replace("#", ".").strip(".")
+
+
 def bare_symbol(query: str) -> str | None:
     """The name when the whole question is one identifier (plus optional kind words):
     ``Field`` -> Field, ``class Foo::Bar`` -> Foo.Bar, ``resolve()`` -> resolve, ``memoize`` ->
@@ -296,7 +301,7 @@ def bare_symbol(query: str) -> str | None:
     m = _BARE.fullmatch(names[0])
     if m is None:
         return None
-    name = m.group(1).replace("::", ".").replace("#", ".").replace("\\", ".")
+    name = qualified_name(m.group(1))
     if "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
         return None  # a file name (core.py)
     return name

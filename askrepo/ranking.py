@@ -705,11 +705,6 @@ def value_definition(
     return inner if nested else None
 
 
-def qualified_name(name: str) -> str:
-    """A name as the index writes symbols: ``a::b``, ``a\\b`` and ``a#b`` become ``a.b``."""
-    return name.replace("::", ".").replace("\\", ".").replace("#", ".").strip(".")
-
-
 def order_definitions(
     found: Sequence[tuple[str, Any]], q: Query, base: dict[str, float], smart: bool = True
 ) -> list[str]:
@@ -860,7 +855,12 @@ def pin_first(
                 break
     if not pinned:
         return list(hits)
-    top = max(h.score for h in hits)
-    step = max(abs(top), 1e-6) * 1e-3
-    head = [replace(hits[i], score=top + (len(pinned) - n) * step) for n, i in enumerate(pinned)]
+    head = above([hits[i] for i in pinned], max(h.score for h in hits))
     return head + [h for i, h in enumerate(hits) if i not in set(pinned)]
+
+
+def above(head: Sequence[Any], top: float) -> list[Any]:
+    """``head`` re-scored just above ``top``, in its order and strictly decreasing (steps of a
+    thousandth of ``top``): ``[a, b]`` above 0.5 -> a 0.501, b 0.5005."""
+    step = max(abs(top), 1e-6) * 1e-3
+    return [replace(h, score=top + (len(head) - n) * step) for n, h in enumerate(head)]

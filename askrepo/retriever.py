@@ -490,13 +490,9 @@ class Retriever:
         if not rows:
             return hits
         top = max((h.score for h in hits), default=0.0)
-        step = max(abs(top), 1e-6) * 1e-3
-        named = set(paths)
-        head = [
-            _hit(chunk, top + (len(rows) - i) * step, {"dense": None, "fts": None})
-            for i, (_, chunk, _) in enumerate(rows)
-        ]
+        head = ranking.above([_hit(c, 0.0, {"dense": None, "fts": None}) for _, c, _ in rows], top)
         notes.append(f"file query: {', '.join(dict.fromkeys(paths))} in file order")
+        named = set(paths)
         return head + [h for h in hits if h.path not in named]
 
     def _named(

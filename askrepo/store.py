@@ -659,7 +659,8 @@ class IndexStore:
         (``ranking.by_qualifiers``); definitions only (never a line window or a markdown
         heading: ``datatypes.is_definition``)."""
         from .datatypes import is_definition
-        from .ranking import by_qualifiers, project_words, qualified_name
+        from .query import qualified_name
+        from .ranking import by_qualifiers, project_words
 
         name = qualified_name(name)
         rows = [c for _, c, _ in self.by_symbol([name], limit=200) if is_definition(c.kind)]
