@@ -48,10 +48,11 @@ from importlib import resources
 from itertools import accumulate
 from typing import Any
 
+from askrepo import cmacros
 from askrepo.datatypes import Chunk
 from askrepo.lines import split_lines
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 _SIGNATURE_MAX = 200
 _MAX_ATTACHED = 100  # longer comment runs above a definition are left to window chunks
@@ -350,6 +351,8 @@ def _code(out: _Out, text: str, language: str) -> bool:
     lang, query = compiled
     from tree_sitter import QueryCursor
 
+    if language in cmacros.LANGUAGES:
+        text = cmacros.mask_macros(text)  # same length: offsets still match out.lines
     data = text.encode("utf-8", "replace")
     tree = _parser(language, lang).parse(data)
     if _pathological(tree.root_node):

@@ -124,7 +124,8 @@ class IndexWriter:
                 _check_compatible(meta, self.path)
                 self.previous_meta, self.previous = meta, files
             except IndexIncompatibleError as exc:
-                self.rebuild_reason = str(exc)
+                # the reason, not the fix ("— run `askrepo index --rebuild`"): this run is it
+                self.rebuild_reason = str(exc).split(" — ", 1)[0]
                 meta = None
         self._db = lancedb.connect(str(self.path / "lance"))
         if meta is not None and not self.rebuild and not self.rebuild_reason:

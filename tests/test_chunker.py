@@ -394,6 +394,19 @@ def test_rust_golden():
     assert by_symbol(chunks, "Point.norm").calls == ["abs"]
 
 
+def test_rust_impl_for_a_primitive_qualifies_its_methods():
+    text = src("""
+        impl<'de> Deserialize<'de> for bool {
+            fn deserialize<D>(d: D) -> Result<bool, D::Error> {
+                d.deserialize_bool(BoolVisitor)
+            }
+        }
+    """)
+    chunks = chunk_text("src/de/impls.rs", text, "rust")
+    assert (2, 5, "method", "bool.deserialize") in table(chunks)  # with the closing "}"
+    check_invariants(text, chunks, code=True)
+
+
 JAVA = src("""
     package demo;
 

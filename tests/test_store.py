@@ -174,6 +174,7 @@ def test_missing_and_damaged_index_messages(repo, tmp_path):
         open_index(repo)
     s = index_repo(repo, embedder=emb)  # a damaged index is rebuilt by the next run
     assert s.rebuilt and s.chunks_total == meta["chunk_count"]
+    assert "--rebuild" not in s.rebuilt  # says why it rebuilt, not to rebuild
     # a missing table (partial directory) is detected on first query
     st = open_index(repo)
     import shutil
@@ -331,3 +332,18 @@ def test_file_chunks_are_the_same_from_lancedb_and_mirror_in_file_order(repo):
         assert len(a) == want
     assert len(sql.file_chunks(all_paths[:2], 2)) == 2
     assert mem._matrix is not None and sql._matrix is None
+
+
+def test_index_from_an_older_chunker_is_rebuilt_with_the_reason(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    path = open_index(repo).path / "meta.json"
+    meta = json.loads(path.read_text())
+    meta["chunker_version"] = "0"
+    path.write_text(json.dumps(meta))
+    with pytest.raises(IndexIncompatibleError, match="chunker 0.*askrepo index --rebuild"):
+        open_index(repo)  # search says how to fix it
+    s = index_repo(repo, embedder=emb)  # ... and the next index run does it
+    assert s.rebuilt and "chunker 0" in s.rebuilt and "--rebuild" not in s.rebuilt
+    assert s.chunks_embedded == s.chunks_total == meta["chunk_count"]
+    assert open_index(repo).meta().chunker_version != "0"

@@ -8,13 +8,15 @@
 (union_item name: (type_identifier) @name) @definition.class
 (trait_item name: (type_identifier) @name) @definition.class
 
-; impl blocks only qualify their functions: impl<T> Foo<T> { fn new() } -> Foo.new (method)
+; impl blocks only qualify their functions: impl<T> Foo<T> { fn new() } -> Foo.new (method),
+; impl Deserialize for bool { fn deserialize() } -> bool.deserialize
 (impl_item
   type: [
     (type_identifier) @name
     (generic_type type: (type_identifier) @name)
     (scoped_type_identifier name: (type_identifier) @name)
     (generic_type type: (scoped_type_identifier name: (type_identifier) @name))
+    (primitive_type) @name
   ]) @definition.impl
 
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
