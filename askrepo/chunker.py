@@ -21,6 +21,10 @@ tree-sitter query per language using these captures:
 ``@wrapper``
     A node that, when a definition is its last named child, is part of that definition
     (Python ``decorated_definition``, JS ``export_statement``, C++ ``template_declaration``).
+``@default``
+    Marks a definition without a name that the file exports as its default (JS/TS
+    ``export default function () {}``, ``export default class extends Base {}``): it is named
+    after the file (``adapters/xhr.js`` -> ``xhr``; ``index.js`` -> its directory's name).
 ``@doc``
     Comments, decorators and attributes: a contiguous run of them directly above a definition
     (no blank line, nothing else on their lines) is attached to its chunk.
@@ -360,7 +364,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
     bl = _ByteLines(data)
     nlines = len(out.lines)
 
-    by_core: dict[int, tuple[int, Any, str, Any, Any, Any]] = {}  # core id -> (score, core, ..)
+    by_core: dict[int, tuple[int, Any, str, Any, Any, Any, bool]] = {}  # core id -> (score, ..)
     wrappers: set[int] = set()
     docs: dict[int, list[Any]] = {}  # end row -> [start byte, start row, ok, end byte, ok]
     calls: list[tuple[int, int, str]] = []
@@ -383,14 +387,15 @@ def _code(out: _Out, text: str, language: str) -> bool:
                 name = (caps.get("name") or [None])[0]
                 receiver = (caps.get("receiver") or [None])[0]
                 extent = (caps.get("end") or [None])[0]
-                if name is None and kind != "namespace":
+                default = "default" in caps
+                if name is None and kind != "namespace" and not default:
                     continue
                 if name is not None and name.end_byte <= name.start_byte:
                     continue  # MISSING node from error recovery
                 score = (name is not None) + (receiver is not None)
                 old = by_core.get(core.id)
                 if old is None or score > old[0]:
-                    by_core[core.id] = (score, core, kind, name, receiver, extent)
+                    by_core[core.id] = (score, core, kind, name, receiver, extent, default)
 
     calls.sort()
     out.call_rows = [row for _b, row, _n in calls]
@@ -398,7 +403,7 @@ def _code(out: _Out, text: str, language: str) -> bool:
 
     # One definition per name node: the widest wins (e.g. two patterns for one function).
     by_name: dict[Any, _Def] = {}
-    for _score, core, kind, name, receiver, extent in by_core.values():
+    for _score, core, kind, name, receiver, extent, default in by_core.values():
         if core.end_byte <= core.start_byte:
             continue
         node = core
@@ -410,6 +415,10 @@ def _code(out: _Out, text: str, language: str) -> bool:
             node, parent = parent, parent.parent
         last = extent if extent is not None and extent.end_byte > node.end_byte else node
         name_text, swallowed = _qualified(_text(data, name)) if name is not None else (None, False)
+        if name is None and default:
+            name_text = default_export_name(out.path)
+            if name_text is None:
+                continue
         receiver_text = None
         if receiver is not None and not swallowed:
             receiver_text = _qualified(_text(data, receiver))[0]
@@ -432,6 +441,21 @@ def _code(out: _Out, text: str, language: str) -> bool:
     ctx = _Ctx(out, bl, _attach_map(docs))
     ctx.emit_children(roots, 1, nlines, [], False, None)
     return True
+
+
+_INDEX_STEMS = frozenset({"index", "main", "mod"})
+
+
+def default_export_name(path: str) -> str | None:
+    """The name a file's anonymous default export is known by: its stem as an identifier
+    (``lib/adapters/xhr.js`` -> ``xhr``, ``use-thing.ts`` -> ``use_thing``); for an
+    ``index``/``main`` file, its directory's (``src/router/index.ts`` -> ``router``)."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem.lower() in _INDEX_STEMS and len(parts) > 1:
+        stem = parts[-2]
+    name = re.sub(r"\W+", "_", stem).strip("_")
+    return name if name and not name[0].isdigit() else None
 
 
 def _pathological(root: Any) -> bool:

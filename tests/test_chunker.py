@@ -8,7 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from askrepo.chunker import CHUNKER_VERSION, _compiled, chunk_text, split_lines, supported_languages
+from askrepo.chunker import (
+    CHUNKER_VERSION,
+    _compiled,
+    chunk_text,
+    default_export_name,
+    split_lines,
+    supported_languages,
+)
 
 
 def src(s: str) -> str:
@@ -758,3 +765,42 @@ def test_property_binary_bytes(text, lang):
 def test_coverage_on_golden_sources(lang):
     for text in (PY, JS, TSX, GO, RUST, JAVA):
         check_invariants(text, chunk_text("p", text, lang, window=7, overlap=2), code=True)
+
+
+@pytest.mark.parametrize(
+    "path, name",
+    [
+        ("lib/adapters/xhr.js", "xhr"),
+        ("src/use-thing.ts", "use_thing"),
+        ("src/router/index.ts", "router"),
+        ("index.js", "index"),
+        ("Button.test.tsx", "Button"),
+        ("1x.js", None),
+    ],
+)
+def test_default_export_name(path, name):
+    assert default_export_name(path) == name
+
+
+def test_anonymous_default_exports_are_named_after_the_file():
+    js = src("""
+        const supported = typeof XMLHttpRequest !== 'undefined';
+
+        export default supported && function (config) {
+          return new Promise((resolve) => resolve(config));
+        }
+    """)
+    chunks = chunk_text("lib/adapters/xhr.js", js, "javascript")
+    assert (3, 5, "function", "xhr") in table(chunks)
+    check_invariants(js, chunks, code=True)
+    cls = "export default class extends Base {\n  run() {\n    return 1;\n  }\n}\n"
+    assert table(chunk_text("src/widget/index.js", cls, "javascript")) == [
+        (1, 1, "class", "widget"),
+        (2, 5, "method", "widget.run"),
+    ]
+    ts = "export default (options: Options): Plugin => {\n  return { name: options.name };\n};\n"
+    assert table(chunk_text("src/plugin.ts", ts, "typescript")) == [(1, 3, "function", "plugin")]
+    # exporting a value is not a definition
+    assert table(chunk_text("src/r.js", "export default router;\n", "javascript")) == [
+        (1, 1, "window", None)
+    ]

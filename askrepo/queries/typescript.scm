@@ -41,6 +41,14 @@
   name: [(property_identifier) (private_property_identifier)] @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
+; export default function () {}, export default () => {}, export default ok && function () {},
+; export default class extends Base {}: named after the file (chunker.default_export_name)
+(export_statement
+  value: [(function_expression !name)
+          (arrow_function)
+          (binary_expression right: [(function_expression) (arrow_function)])]) @definition.function @default
+(export_statement value: (class !name)) @definition.class @default
+
 (export_statement) @wrapper
 
 (comment) @doc
