@@ -804,3 +804,29 @@ def test_anonymous_default_exports_are_named_after_the_file():
     assert table(chunk_text("src/r.js", "export default router;\n", "javascript")) == [
         (1, 1, "window", None)
     ]
+
+
+def test_go_named_types_are_definitions():
+    go = src("""
+        package gin
+
+        // HandlerFunc defines the handler used by gin middleware.
+        type HandlerFunc func(*Context)
+
+        type (
+            Params []Param
+            Alias = Params
+        )
+
+        func (p Params) Get(name string) string {
+            return ""
+        }
+    """)
+    got = table(chunk_text("gin.go", go, "go"))
+    assert (3, 4, "class", "HandlerFunc") in got  # with its doc comment
+    assert (7, 7, "class", "Params") in got
+    assert (8, 9, "class", "Alias") in got  # the closing ")" glued on
+    assert (11, 13, "method", "Params.Get") in got
+    # a TypeScript alias has "=": search finds it by its value line (ranking.defining_lines)
+    ts = "export type Id = string;\n"
+    assert table(chunk_text("types.ts", ts, "typescript")) == [(1, 1, "window", None)]
