@@ -20,8 +20,9 @@ A token is masked only where it cannot be a type the declaration needs:
   → ``static int f(…)  {``;
 * **after a parameter list**: ``f(const std::string &name) SPDLOG_NOEXCEPT {``, a decoration
   as above;
-* **between ``class``/``struct``/``union`` and the name**: any ALL-CAPS token followed by the
-  class name (``class SPDLOG_API logger``): nothing else can stand there;
+* **between ``class``/``struct``/``union`` and the name**: any ALL-CAPS token, with or without
+  arguments, followed by the class name (``class SPDLOG_API logger``,
+  ``class FMT_SO_VISIBILITY("default") format_error``): nothing else can stand there;
 * **a line that is only a macro** (``FMT_BEGIN_NAMESPACE``, ``G_BEGIN_DECLS``, ``Q_OBJECT``,
   ``NLOHMANN_JSON_NAMESPACE_END``) after a line ending a statement or block (``;``, ``{``,
   ``}``, a preprocessor or comment line, or the start of the file), so enumerator lists and
@@ -81,7 +82,9 @@ _ARGS = r"(?:\s*\([^()\n]*\))?"
 _PREFIX = re.compile(rf"^([ \t]*)((?:{_TOKEN}{_ARGS}[ \t]+)+)(?=[A-Za-z_~])")
 _ONE = re.compile(rf"{_TOKEN}{_ARGS}")
 _WRAPPER = re.compile(rf"^([ \t]*)({_TOKEN})\((.*\(.*\).*)\)([ \t]*\{{?[ \t]*)$")
-_CLASS_MACRO = re.compile(rf"\b(?:class|struct|union)[ \t]+((?:{_TOKEN}[ \t]+)+)(?=[A-Za-z_])")
+_CLASS_MACRO = re.compile(
+    rf"\b(?:class|struct|union)[ \t]+((?:{_TOKEN}{_ARGS}[ \t]+)+)(?=[A-Za-z_])"
+)
 _SUFFIX = re.compile(rf"(?<=\))[ \t]+({_TOKEN}){_ARGS}(?=[ \t]*(?:$|[{{;:]|->|//|/\*|[a-z]))")
 _ALONE = re.compile(rf"^[ \t]*[A-Z][A-Z0-9_]*_[A-Z0-9_]*{_ARGS}[ \t]*$|^[ \t]*Q_OBJECT[ \t]*$")
 _ENDS_STATEMENT = ("; ", ";", "{", "}", "*/", ":")

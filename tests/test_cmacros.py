@@ -41,6 +41,10 @@ def test_is_decoration(token, expected):
         # between class and its name, any ALL-CAPS token
         ("class SPDLOG_API logger : public base {", "class            logger : public base {"),
         ("struct MY_LIB_THING point {", "struct              point {"),
+        (
+            'class FMT_SO_VISIBILITY("default") format_error {',
+            "class                              format_error {",
+        ),
         # after the parameter list
         ("int f(int a) SPDLOG_NOEXCEPT {", "int f(int a)                 {"),
         ("int f(int a) MAX_SIZE;", "int f(int a) MAX_SIZE;"),
@@ -104,6 +108,12 @@ FMT_INLINE auto format(format_string<T...> fmt, T&&... args) -> std::string {
 SPDLOG_INLINE spdlog_ex::spdlog_ex(std::string msg) SPDLOG_NOEXCEPT
     : msg_(std::move(msg))
 {}
+template <typename T>
+struct formatter<T, char, enable_if_t<is_thing<T>::value>> : formatter<int, char> {
+  auto format(const T& val, format_context& ctx) const -> decltype(ctx.out()) {
+    return ctx.out();
+  }
+};
 FMT_END_NAMESPACE
 """
 
@@ -138,6 +148,8 @@ def test_cpp_definitions_behind_decoration_macros():
     assert ("basic_string_view.size", "method", 11, 12) in got
     assert ("format", "function", 14, 17) in got  # with its template line
     assert ("spdlog_ex.spdlog_ex", "method", 19, 21) in got
+    assert ("formatter", "class", 22, 23) in got  # a specialisation, named by its template
+    assert ("formatter.format", "method", 24, 27) in got
     chunk = next(c for c in chunk_text("format.h", CPP, "cpp") if c.symbol == "format_error")
     assert chunk.text.startswith("class FMT_API format_error")  # the text is the original
 

@@ -32,6 +32,13 @@
 
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
+; template <> struct formatter<my_type, char> { ... }: a specialisation is named by its template
+(class_specifier
+  name: (template_type name: (type_identifier) @name)
+  body: (field_declaration_list)) @definition.class
+(struct_specifier
+  name: (template_type name: (type_identifier) @name)
+  body: (field_declaration_list)) @definition.class
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.class
 ; typedef struct { ... } name_t; (an anonymous struct / union / enum is known by its typedef)
