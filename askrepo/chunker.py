@@ -52,7 +52,7 @@ from importlib import resources
 from itertools import accumulate
 from typing import Any
 
-from askrepo import cmacros
+from askrepo import cmacros, rustmacros
 from askrepo.datatypes import Chunk
 from askrepo.lines import split_lines
 
@@ -359,6 +359,12 @@ def _code(out: _Out, text: str, language: str) -> bool:
         text = cmacros.mask_macros(text)  # same length: offsets still match out.lines
     data = text.encode("utf-8", "replace")
     tree = _parser(language, lang).parse(data)
+    if language == "rust":
+        parser = _parser(language, lang)
+        opened = rustmacros.unwrap_item_macros(data, tree.root_node, parser.parse)
+        if opened is not None:  # items inside cfg_server! { … }: parse them as items
+            data = opened
+            tree = _parser(language, lang).parse(data)
     if _pathological(tree.root_node):
         return False
     bl = _ByteLines(data)
