@@ -282,14 +282,31 @@ def absent_context_names(question: str, store: Any) -> list[str]:
     >>> absent_context_names('fetchAdapter throws "field on RequestInitDict is missing"', store)
     ['RequestInitDict']
     """
-    from askrepo.identifiers import query_identifiers
     from askrepo.query import is_trace
 
     if is_trace(question):
         return []  # a pasted trace names the reporter's own frames: nothing worth scanning for
-    subject = set(subject_identifiers(question))
-    context = [n for n in query_identifiers(question) if n not in subject]
-    return _absent(context, store)
+    return _absent(_context_names(question, subject_identifiers(question)), store)
+
+
+def absent_names(question: str, store: Any) -> tuple[list[str], list[str]]:
+    """(``missing_identifiers``, ``absent_context_names``) with the question read once; the
+    second is only looked for when nothing the question is about is missing (a refusal says
+    nothing more)."""
+    from askrepo.query import is_trace
+
+    subject = subject_identifiers(question)
+    missing = _absent(subject, store)
+    if missing or is_trace(question):
+        return missing, []
+    return missing, _absent(_context_names(question, subject), store)
+
+
+def _context_names(question: str, subject: list[str]) -> list[str]:
+    from askrepo.identifiers import query_identifiers
+
+    about = set(subject)
+    return [n for n in query_identifiers(question) if n not in about]
 
 
 def subject_identifiers(question: str) -> list[str]:
@@ -568,9 +585,7 @@ def ask(
         )
 
     with _timed(timings, "refusal_check"):
-        missing = missing_identifiers(question, store)
-        if not missing:
-            context_absent = absent_context_names(question, store)
+        missing, context_absent = absent_names(question, store)
 
     extra: list[str] = []
     if hyde and not missing and uses_model:

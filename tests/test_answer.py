@@ -19,6 +19,7 @@ from askrepo.answer import (
     NO_SUPPORTED_CLAIM,
     TRUNCATED_MARK,
     absent_context_names,
+    absent_names,
     ask,
     build_prompt,
     contextual_summary,
@@ -264,6 +265,11 @@ def test_names_inside_a_quoted_message_are_context_not_the_subject():
     q = "How does `RequestInitDict` read credentials?"
     assert missing_identifiers(q, STORE) == ["RequestInitDict"]
     assert absent_context_names(q, STORE) == []
+    # both at once, as ask reads them: a refusal does not look for context names
+    q2 = 'Why does `FooRegistry` fail with "no RequestInitDict here"?'
+    assert absent_names(q2, STORE) == (["FooRegistry"], [])
+    q3 = "Each request with echo throws \"The 'credentials' field on 'RequestInitDict' is unset.\""
+    assert absent_names(q3, STORE) == ([], ["RequestInitDict"])
 
 
 def test_backticked_code_and_one_quoted_name_stay_the_subject():
