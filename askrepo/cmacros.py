@@ -86,7 +86,8 @@ _CLASS_MACRO = re.compile(
     rf"\b(?:class|struct|union)[ \t]+((?:{_TOKEN}{_ARGS}[ \t]+)+)(?=[A-Za-z_])"
 )
 _SUFFIX = re.compile(rf"(?<=\))[ \t]+({_TOKEN}){_ARGS}(?=[ \t]*(?:$|[{{;:]|->|//|/\*|[a-z]))")
-_ALONE = re.compile(rf"^[ \t]*[A-Z][A-Z0-9_]*_[A-Z0-9_]*{_ARGS}[ \t]*$|^[ \t]*Q_OBJECT[ \t]*$")
+_ALONE = re.compile(rf"^[ \t]*(?=[A-Z][A-Z0-9_]*_)[A-Z][A-Z0-9_]*{_ARGS}[ \t]*$")
+MAX_LINE = 400  # longer lines (generated or minified code) are left alone
 _ENDS_STATEMENT = ("; ", ";", "{", "}", "*/", ":")
 
 
@@ -141,6 +142,10 @@ def mask_macros(text: str) -> str:
     continued = False  # inside a multi-line preprocessor directive
     for line in lines:
         stripped = line.strip()
+        if len(line) > MAX_LINE:
+            out.append(line)
+            prev_ends = False
+            continue
         if continued or stripped.startswith("#"):
             continued = line.rstrip().endswith("\\")
             out.append(line)
