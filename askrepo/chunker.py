@@ -31,7 +31,9 @@ tree-sitter query per language using these captures:
 ``@call``
     The callee name of a call (``a.b.c()`` -> ``c``); a chunk's ``calls`` are those in its lines.
 
-A file starting with ``; inherits: other`` reuses ``other.scm`` (``tsx`` -> ``typescript``).
+A file starting with ``; inherits: other`` reuses ``other.scm`` (``tsx`` -> ``typescript``);
+a file whose name starts with ``_`` only holds patterns several languages share
+(``_ecmascript.scm``) and is not a language.
 There is no per-language code in this module: everything is generic over the captures above.
 Between and around definitions, the remaining lines become ``window`` chunks (symbol = the
 enclosing class, or None at module level); a gap made only of closing punctuation (``}``,
@@ -118,7 +120,9 @@ def chunk_text(
 def supported_languages() -> list[str]:
     """Languages that have a query file (and so get definition-level chunks)."""
     root = resources.files("askrepo").joinpath("queries")
-    return sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".scm"))
+    return sorted(
+        p.name[:-4] for p in root.iterdir() if p.name.endswith(".scm") and p.name[0] != "_"
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-; askrepo chunking query for C++ (see askrepo/chunker.py for the capture names).
+; inherits: c
+; askrepo chunking query for C++ (see askrepo/chunker.py for the capture names): c.scm plus
+; what only C++ has; its functions, structs, typedefs, comments and plain calls apply as they are.
 
 (function_definition
   declarator: (function_declarator
@@ -11,11 +13,6 @@
   declarator: (reference_declarator
     (function_declarator
       declarator: [(identifier) (field_identifier) (operator_name)] @name))) @definition.function
-
-; int (lua_gettop) (lua_State *L) { ... }: a parenthesised name (it escapes a function-like macro)
-(function_definition
-  declarator: (function_declarator
-    declarator: (parenthesized_declarator (identifier) @name))) @definition.function
 
 ; Out-of-line members are qualified by their scope: void Foo::run() {} -> Foo.run (method)
 (function_definition
@@ -31,7 +28,6 @@
       declarator: (qualified_identifier scope: (_) @receiver name: (_) @name)))) @definition.method
 
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
-(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
 ; template <> struct formatter<my_type, char> { ... }: a specialisation is named by its template
 (class_specifier
   name: (template_type name: (type_identifier) @name)
@@ -39,14 +35,6 @@
 (struct_specifier
   name: (template_type name: (type_identifier) @name)
   body: (field_declaration_list)) @definition.class
-(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.class
-(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.class
-; typedef struct { ... } name_t; (an anonymous struct / union / enum is known by its typedef)
-(type_definition
-  type: [(struct_specifier !name body: (field_declaration_list))
-         (union_specifier !name body: (field_declaration_list))
-         (enum_specifier !name body: (enumerator_list))]
-  declarator: (type_identifier) @name) @definition.class
 
 ; class EXPORT_API Name { ... }: an unknown export macro makes tree-sitter read the class as a
 ; function named Name whose return type is "class EXPORT_API".
@@ -62,9 +50,5 @@
 ; template <typename T> belongs to the templated definition.
 (template_declaration) @wrapper
 
-(comment) @doc
-
-(call_expression function: (identifier) @call)
-(call_expression function: (field_expression field: (field_identifier) @call))
 (call_expression function: (qualified_identifier name: (identifier) @call))
 (call_expression function: (template_function name: (identifier) @call))

@@ -1,60 +1,15 @@
-; askrepo chunking query for TypeScript (see askrepo/chunker.py for the capture names).
-; tsx.scm inherits this file.
+; inherits: _ecmascript
+; askrepo chunking query for TypeScript (see askrepo/chunker.py for the capture names); the
+; patterns shared with JavaScript are in _ecmascript.scm. tsx.scm inherits this file.
 
 (class_declaration name: (type_identifier) @name) @definition.class
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 (interface_declaration name: (type_identifier) @name) @definition.class
 (enum_declaration name: (identifier) @name) @definition.class
-(lexical_declaration (variable_declarator name: (identifier) @name value: (class))) @definition.class
 
 (internal_module name: [(identifier) (nested_identifier)] @name) @definition.namespace
 
-(function_declaration name: (identifier) @name) @definition.function
-(generator_function_declaration name: (identifier) @name) @definition.function
-; Class methods become "method" chunks by nesting; object-literal methods stay functions.
-(method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.function
-
-; Functions bound to a name: const foo = () => {}, var foo = function () {}
-(lexical_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(variable_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-; exports.foo = function () {}, Foo.prototype.bar = () => {}, foo = function () {}
-(expression_statement
-  (assignment_expression
-    left: (member_expression property: (property_identifier) @name)
-    right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(expression_statement
-  (assignment_expression
-    left: (identifier) @name
-    right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-; { foo: () => {}, 'bar': function () {} }
-(pair
-  key: [(property_identifier) (string (string_fragment))] @name
-  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 ; class A { handle = (e: Event) => {} }
 (public_field_definition
   name: [(property_identifier) (private_property_identifier)] @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
-
-; export default function () {}, export default () => {}, export default ok && function () {},
-; export default class extends Base {}: named after the file (chunker.default_export_name)
-(export_statement
-  value: [(function_expression !name)
-          (arrow_function)
-          (binary_expression right: [(function_expression) (arrow_function)])]) @definition.function @default
-(export_statement value: (class !name)) @definition.class @default
-
-(export_statement) @wrapper
-
-(comment) @doc
-(decorator) @doc
-
-(call_expression function: (identifier) @call)
-(call_expression function: (member_expression property: (property_identifier) @call))
-(new_expression constructor: (identifier) @call)
-(new_expression constructor: (member_expression property: (property_identifier) @call))
