@@ -830,3 +830,19 @@ def test_go_named_types_are_definitions():
     # a TypeScript alias has "=": search finds it by its value line (ranking.defining_lines)
     ts = "export type Id = string;\n"
     assert table(chunk_text("types.ts", ts, "typescript")) == [(1, 1, "window", None)]
+
+
+def test_java_anonymous_class_methods_are_qualified_by_their_field():
+    text = src("""
+        public final class TypeAdapters {
+          public static final TypeAdapter<Boolean> BOOLEAN = new TypeAdapter<Boolean>() {
+            @Override
+            public Boolean read(JsonReader in) throws IOException {
+              return in.nextBoolean();
+            }
+          };
+        }
+    """)
+    chunks = chunk_text("TypeAdapters.java", text, "java")
+    assert (3, 8, "method", "TypeAdapters.BOOLEAN.read") in table(chunks)  # @Override … "};" "}"
+    check_invariants(text, chunks, code=True)

@@ -10,6 +10,12 @@
 (method_declaration name: (identifier) @name body: (block)) @definition.function
 (constructor_declaration name: (identifier) @name) @definition.function
 (compact_constructor_declaration name: (identifier) @name) @definition.function
+; static final TypeAdapter<Boolean> BOOLEAN = new TypeAdapter<Boolean>() { read() … }: the methods
+; of an anonymous class are qualified by the field it initialises (TypeAdapters.BOOLEAN.read)
+(field_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object_creation_expression (class_body)))) @definition.namespace
 
 (line_comment) @doc
 (block_comment) @doc
