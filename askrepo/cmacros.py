@@ -88,7 +88,7 @@ _CLASS_MACRO = re.compile(
 _SUFFIX = re.compile(rf"(?<=\))[ \t]+({_TOKEN}){_ARGS}(?=[ \t]*(?:$|[{{;:]|->|//|/\*|[a-z]))")
 _ALONE = re.compile(rf"^[ \t]*(?=[A-Z][A-Z0-9_]*_)[A-Z][A-Z0-9_]*{_ARGS}[ \t]*$")
 MAX_LINE = 400  # longer lines (generated or minified code) are left alone
-_ENDS_STATEMENT = ("; ", ";", "{", "}", "*/", ":")
+_ENDS_STATEMENT = (";", "{", "}", "*/", ":")
 
 
 def is_decoration(token: str) -> bool:
@@ -152,11 +152,9 @@ def mask_macros(text: str) -> str:
             prev_ends = True
             continue
         new = line
-        if prev_ends and _ALONE.match(line) and "(" not in stripped[:1]:
-            token = stripped.split("(")[0].strip()
-            if token.upper() == token:
-                out.append(_blank(line))
-                continue
+        if prev_ends and _ALONE.match(line):
+            out.append(_blank(line))
+            continue
         if stripped[:1].isupper():
             new = _mask_wrapper(new)
             new = _mask_prefix(new)
