@@ -520,6 +520,11 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
                 note += f", #{h.sources['infile']} in the best file"
             if h.sources.get("delegate"):
                 note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
+            if h.sources.get("evidence"):
+                note += (
+                    f", moved up from #{h.sources['evidence']}: the question's terms are in its"
+                    " name, signature and doc"
+                )
             row += [str(d) if d else "-", str(f) if f else "-", escape(note)]
         t.add_row(*row)
     out.print(t)

@@ -25,7 +25,7 @@ from py_rust_stemmers import SnowballStemmer
 from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
 from askrepo.lines import span_hash, split_lines
-from askrepo.query import SYMBOL, parse_query
+from askrepo.query import SYMBOL, Query, parse_query
 from askrepo.ranking import (
     DECORATOR,
     LEAD_COMMENT,
@@ -437,6 +437,7 @@ def score_candidates(
     weights: dict[str, float],
     graph: Graph | None = None,
     similarity: Sequence[float] | None = None,
+    parsed: Query | None = None,
 ) -> list[float]:
     """How well each hit answers the question (higher is better), one score per hit.
 
@@ -457,8 +458,9 @@ def score_candidates(
     whose last part matches (``Echo.Router`` over the ``Router`` type).
 
     Last, a thin wrapper swaps scores with a longer candidate it calls (``_delegate``).
+    ``parsed``: the question's ``Query`` when the caller has it (else it is parsed here).
     """
-    parsed = parse_query(question)
+    parsed = parsed or parse_query(question)
     if parsed.kind == SYMBOL or parsed.asks_definition:  # "Router", "where is Console defined?"
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in query_identifiers(question) for n in (q, _last(q))}
@@ -609,12 +611,7 @@ def evidence_card(
     """
     graph = graph or Graph()
     cands = list(hits[:k])
-    terms = question_terms(question)
-    own = project_terms(project)
-    terms = [t for t in terms if t not in own]
-    weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
-    unseen = {t for t, w in weights.items() if w == 0}
-    weights = {t: w for t, w in weights.items() if w > 0}
+    weights, unseen = question_weights(question, cands, project)
     if not cands:
         return EvidenceCard(question, [], [], "")
     scores = score_candidates(question, cands, weights, graph, similarity)
@@ -670,6 +667,38 @@ def evidence_card(
     return EvidenceCard(
         question, sources, relations, render_card(sources, relations, missing), missing
     )
+
+
+def question_weights(
+    question: str, cands: Sequence[Any], project: str | None = None
+) -> tuple[dict[str, float], set[str]]:
+    """(weights, unseen): the IDF weight over ``cands`` of each question term that some
+    candidate has (``term_weights``; the repository's own name is not a term,
+    ``project_terms``), and the terms none has."""
+    own = project_terms(project)
+    terms = [t for t in question_terms(question) if t not in own]
+    weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
+    unseen = {t for t, w in weights.items() if w == 0}
+    return {t: w for t, w in weights.items() if w > 0}, unseen
+
+
+def lead_candidate(
+    question: str,
+    hits: Sequence[Any],
+    project: str | None = None,
+    parsed: Query | None = None,
+    k: int = CANDIDATES,
+) -> int:
+    """Index (among the first ``k`` of ``hits``) of the hit the card would describe first:
+    the best ``score_candidates`` without the similarity term (it needs one embedding per
+    candidate). 0 when retrieval's first stays first; always 0 for a symbol query or "where
+    is X defined?" (the card keeps retrieval's order there)."""
+    cands = list(hits[:k])
+    if len(cands) < 2:
+        return 0
+    weights, _ = question_weights(question, cands, project)
+    scores = score_candidates(question, cands, weights, None, None, parsed)
+    return min(range(len(cands)), key=lambda i: (-scores[i], i))
 
 
 def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:

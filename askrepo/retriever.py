@@ -428,6 +428,9 @@ class Retriever:
             hits = ranking.pin_first(hits, pins)
         elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
             hits = ranking.pin_first(hits, pins, limit=1)
+        if hybrid and "evidence" not in off and not q.only_files:
+            project = Path(getattr(self.store, "repo", "") or "").name
+            hits = ranking.evidence_lead(hits, q, project)
         if q.only_files and opts.mode != "dense":
             hits = self._file_query(q, hits, k, filters)
         cap = opts.max_per_file

@@ -630,3 +630,51 @@ def test_value_definition_without_nested_lines():
     required = C(path="pl/MultiMap.lua", start_line=1, text="local List = require 'pl.List'")
     assert ranking.value_definition([table, alias, required], "List") == ("pl/import_into.lua", 2)
     assert ranking.value_definition([table, alias, required], "List", nested=False) is None
+
+
+# --- evidence -------------------------------------------------------------------------------
+
+REDACT_PEM = (
+    'def _redact_pem(text):\n    """Replace private key blocks."""\n    return PEM.sub(mark, text)'
+)
+REDACT = (
+    'def redact(text):\n    """Redact secrets in text before indexing."""\n'
+    "    return _redact_pem(scan(text))"
+)
+
+
+def test_evidence_lead_lets_the_card_pick_the_chunk_within_the_first_file():
+    # "How are secrets redacted before indexing?": terms secret, redact, index. Over the two
+    # secrets.py candidates, IDF = ln(1 + 2/df): redact 0.693 (both), secret and index 1.099
+    # (only redact()); total 2.890. Card score = 1.5·name + head + body + 1/rank:
+    #   _redact_pem (rank 1): 1.5·0.240 + 0.240 + 0.240 + 1   = 1.84
+    #   redact      (rank 2): 1.5·0.240 + 1.0   + 1.0   + 1/2 = 2.86  -> leads
+    q = parse_query("How are secrets redacted before indexing?")
+    hits = [
+        hit("secrets.py", 0.9, symbol="_redact_pem", text=REDACT_PEM),
+        hit("utils.py", 0.8, symbol="helper", text="def helper():\n    return 1"),
+        hit("secrets.py", 0.7, symbol="redact", text=REDACT, start=20, end=23),
+    ]
+    out = ranking.evidence_lead(hits, q, "proj")
+    assert [h.symbol for h in out] == ["redact", "_redact_pem", "helper"]
+    assert [h.score for h in out] == [0.9, 0.9, 0.8]
+    assert out[0].sources == {"evidence": 3}  # where it came from, for --explain
+    assert [h.symbol for h in hits] == ["_redact_pem", "helper", "redact"]  # input untouched
+
+
+def test_evidence_lead_never_changes_the_first_file_nor_a_symbol_query():
+    q = parse_query("How are secrets redacted before indexing?")
+    other_file = [
+        hit("secrets.py", 0.9, symbol="_redact_pem", text=REDACT_PEM),
+        hit("scrub.py", 0.7, symbol="redact", text=REDACT),  # better words, another file
+    ]
+    assert ranking.evidence_lead(other_file, q) == other_file
+    same = [
+        hit("secrets.py", 0.9, symbol="_redact_pem", text=REDACT_PEM),
+        hit("secrets.py", 0.7, symbol="redact", text=REDACT, start=20, end=23),
+    ]
+    assert ranking.evidence_lead(same, parse_query("_redact_pem")) == same
+    assert ranking.evidence_lead(same, parse_query("where is _redact_pem defined?")) == same
+    # beyond the pool the card does not look
+    far = [same[0]] + [hit(f"f{i}.py", 0.5) for i in range(ranking.EVIDENCE_POOL)] + [same[1]]
+    assert ranking.evidence_lead(far, q) == far
