@@ -88,8 +88,14 @@ def terms_of(text: str) -> list[str]:
     """Stemmed content terms of ``text``: identifier parts, plus the joined form of compounds.
 
     ``lookup_default`` gives ``lookup``, ``default`` and ``lookupdefault``; stop words and
-    terms shorter than 3 characters are dropped.
+    terms shorter than 3 characters are dropped. Cached: the same chunks come back query after
+    query (the ``evidence`` ranking stage reads them on every search).
     """
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=2048)
+def _terms(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for tok in _WORD.findall(text):
         parts = split_identifier(tok) or [tok.lower()]
@@ -98,7 +104,7 @@ def terms_of(text: str) -> list[str]:
                 out.append(stem(p))
         if len(parts) > 1:
             out.append("".join(parts))
-    return out
+    return tuple(out)
 
 
 def question_terms(question: str) -> list[str]:
