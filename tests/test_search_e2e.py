@@ -337,6 +337,29 @@ def test_delegate_stage_ranks_the_callee_just_above_its_thin_wrapper(tmp_path, m
     assert "the thin wrapper below calls it" in shown.stdout
 
 
+def test_evidence_stage_only_moves_the_cards_choice_within_the_first_file(retriever):
+    """Real index: for each question, the stage's list is the list without it, except that the
+    chunk ``evidence.lead_candidate`` picks among the first file's chunks in the top 8 leads."""
+    from askrepo.evidence import lead_candidate
+    from askrepo.ranking import EVIDENCE_POOL
+
+    moved = 0
+    for q, _path, _symbol in QUESTIONS:
+        off = retriever.search(q, SearchOptions(k=10, disabled=("evidence",))).hits
+        on = retriever.search(q, SearchOptions(k=10)).hits
+        key = [(h.path, h.start_line) for h in off]
+        top = [h for h in off[:EVIDENCE_POOL] if h.path == off[0].path]
+        j = lead_candidate(q, top, retriever.store.repo.name) if len(top) > 1 else 0
+        lead = key.index((top[j].path, top[j].start_line))
+        want = [key[lead]] + key[:lead] + key[lead + 1 :]
+        assert [(h.path, h.start_line) for h in on] == want, q
+        assert on[0].path == off[0].path  # the first file never changes
+        if lead:
+            moved += 1
+            assert on[0].sources["evidence"] == lead + 1
+    assert moved >= 1  # the fixture's questions do exercise a move (1 of 12 with MiniLM)
+
+
 def test_full_text_search_runs_beside_the_embedding_and_its_errors_reach_the_caller(
     retriever, monkeypatch
 ):
