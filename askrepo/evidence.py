@@ -23,7 +23,7 @@ from typing import Any
 from py_rust_stemmers import SnowballStemmer
 
 from askrepo.datatypes import CODE, DOC, TEST
-from askrepo.identifiers import STOP_WORDS, query_identifiers, split_identifier
+from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, Query, parse_query
 from askrepo.ranking import (
@@ -469,7 +469,7 @@ def score_candidates(
     parsed = parsed or parse_query(question)
     if parsed.kind == SYMBOL or parsed.asks_definition:  # "Router", "where is Console defined?"
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
-    named = {n for q in query_identifiers(question) for n in (q, _last(q))}
+    named = {n for q in parsed.identifiers for n in (q, _last(q))}
     graph = graph or Graph()
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
     mentioned = (parsed.mentions_tests, parsed.mentions_docs)
