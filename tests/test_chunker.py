@@ -550,7 +550,7 @@ def test_csharp_kotlin_php_bash_c_symbols():
         ("method", "Repo.load"),
         ("window", "Repo"),
         ("method", "Repo.create"),
-        ("function", "shout"),
+        ("method", "String.shout"),  # an extension function, qualified by its receiver
     ]
     php = "<?php\nclass User {\n    public function save() { $this->store(); }\n}\n"
     assert table(chunk_text("User.php", php, "php")) == [
@@ -846,3 +846,21 @@ def test_java_anonymous_class_methods_are_qualified_by_their_field():
     chunks = chunk_text("TypeAdapters.java", text, "java")
     assert (3, 8, "method", "TypeAdapters.BOOLEAN.read") in table(chunks)  # @Override … "};" "}"
     check_invariants(text, chunks, code=True)
+
+
+def test_kotlin_top_level_extension_functions_are_qualified_by_their_receiver():
+    text = src("""
+        infix fun <T> Column<T>.eq(other: T): Op<Boolean> = EqOp(this, other)
+
+        fun FunSpec.Builder.addCheck(name: String) {
+            addStatement(name)
+        }
+
+        class Generator {
+            private fun TypeSpec.rule(): String = name
+        }
+    """)
+    got = table(chunk_text("Ops.kt", text, "kotlin"))
+    assert (1, 1, "method", "Column.eq") in got
+    assert (3, 5, "method", "FunSpec.Builder.addCheck") in got
+    assert (8, 9, "method", "Generator.rule") in got  # a member extension stays the class's

@@ -8,6 +8,13 @@
 
 ; Only functions with a body: interface declarations stay in their type's header chunk.
 (function_declaration (simple_identifier) @name (function_body)) @definition.function
+; fun <T> Column<T>.eq(…) = …: a top-level extension function is qualified by its receiver type
+; (Column.eq); one declared inside a class stays that class's method
+(source_file
+  (function_declaration
+    receiver: (receiver_type (user_type) @receiver)
+    (simple_identifier) @name
+    (function_body)) @definition.method)
 
 (line_comment) @doc
 (multiline_comment) @doc
