@@ -362,13 +362,13 @@ def _code(out: _Out, text: str, language: str) -> bool:
     if language in cmacros.LANGUAGES:
         text = cmacros.mask_macros(text)  # same length: offsets still match out.lines
     data = text.encode("utf-8", "replace")
-    tree = _parser(language, lang).parse(data)
+    parser = _parser(language, lang)
+    tree = parser.parse(data)
     if language == "rust":
-        parser = _parser(language, lang)
         opened = rustmacros.unwrap_item_macros(data, tree.root_node, parser.parse)
         if opened is not None:  # items inside cfg_server! { … }: parse them as items
             data = opened
-            tree = _parser(language, lang).parse(data)
+            tree = parser.parse(data)
     if _pathological(tree.root_node):
         return False
     bl = _ByteLines(data)

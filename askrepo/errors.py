@@ -18,9 +18,15 @@ class NoIndexError(AskrepoError):
 
 
 class IndexIncompatibleError(AskrepoError):
-    """The index was built by another schema/chunker version or is damaged."""
+    """The index was built by another schema/chunker version or is damaged. ``reason`` is the
+    message without its fix ("— run `askrepo index --rebuild`"): what a run that rebuilds
+    anyway reports."""
 
     exit_code = 2
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class IndexLockedError(AskrepoError):

@@ -240,7 +240,7 @@ def evidence_lead(
     """
     from .evidence import lead_candidate
 
-    if q.kind == SYMBOL or q.asks_definition or len(hits) < 2:
+    if q.kind == SYMBOL or q.asks_definition:
         return list(hits)
     top = [i for i, h in enumerate(hits[:pool]) if h.path == hits[0].path]
     if len(top) < 2:

@@ -259,6 +259,11 @@ class Retriever:
         return cls(open_index(Path(repo), model), embedder)
 
     @property
+    def project(self) -> str:
+        """The repository directory's name (``ranking.project_words``, the evidence card)."""
+        return Path(getattr(self.store, "repo", "") or "").name
+
+    @property
     def embedder(self) -> Any:
         if self._embedder is None:
             from .embedder import MODELS, load_query_embedder
@@ -429,8 +434,7 @@ class Retriever:
         elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
             hits = ranking.pin_first(hits, pins, limit=1)
         if hybrid and "evidence" not in off and not q.only_files:
-            project = Path(getattr(self.store, "repo", "") or "").name
-            hits = ranking.evidence_lead(hits, q, project)
+            hits = ranking.evidence_lead(hits, q, self.project)
         if q.only_files and opts.mode != "dense":
             hits = self._file_query(q, hits, k, filters)
         cap = opts.max_per_file
@@ -568,7 +572,7 @@ class Retriever:
         # A qualified name no symbol spells out (``rich.console.Console``: the module is the
         # file): the definitions of its last part whose location shows most of its qualifiers.
         syms = [c.symbol or "" for _, c in found]
-        project = ranking.project_words(Path(getattr(self.store, "repo", "") or "").name)
+        project = ranking.project_words(self.project)
         for name in names:
             if "." not in name or any(s == name or s.endswith("." + name) for s in syms):
                 continue

@@ -185,10 +185,8 @@ def _read_meta(path: Path) -> tuple[IndexMeta, dict[str, SourceFile]]:
     except FileNotFoundError:
         raise
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise IndexIncompatibleError(
-            f"The index at {path} is damaged ({exc.__class__.__name__}) — "
-            "run `askrepo index --rebuild`"
-        ) from exc
+        why = f"The index at {path} is damaged ({exc.__class__.__name__})"
+        raise IndexIncompatibleError(f"{why} — run `askrepo index --rebuild`", why) from exc
     return meta, files
 
 
@@ -230,11 +228,11 @@ def _check_compatible(meta: IndexMeta, where: Path) -> None:
     from .chunker import CHUNKER_VERSION
 
     if meta.schema_version != SCHEMA_VERSION or meta.chunker_version != CHUNKER_VERSION:
-        raise IndexIncompatibleError(
+        why = (
             f"The index for {meta.repo} was built by another askrepo version "
-            f"(schema {meta.schema_version}, chunker {meta.chunker_version}) — "
-            f"run `askrepo index --rebuild {meta.repo}`"
+            f"(schema {meta.schema_version}, chunker {meta.chunker_version})"
         )
+        raise IndexIncompatibleError(f"{why} — run `askrepo index --rebuild {meta.repo}`", why)
 
 
 def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, float]]:

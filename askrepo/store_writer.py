@@ -124,8 +124,7 @@ class IndexWriter:
                 _check_compatible(meta, self.path)
                 self.previous_meta, self.previous = meta, files
             except IndexIncompatibleError as exc:
-                # the reason, not the fix ("— run `askrepo index --rebuild`"): this run is it
-                self.rebuild_reason = str(exc).split(" — ", 1)[0]
+                self.rebuild_reason = exc.reason  # not the fix: this run is the rebuild
                 meta = None
         self._db = lancedb.connect(str(self.path / "lance"))
         if meta is not None and not self.rebuild and not self.rebuild_reason:
