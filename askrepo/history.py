@@ -204,14 +204,14 @@ def _read_meta(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as exc:
+        reason = f"The history index at {path} is damaged ({exc.__class__.__name__})"
         raise IndexIncompatibleError(
-            f"The history index at {path} is damaged ({exc.__class__.__name__}) — "
-            "run `askrepo index --history --rebuild`"
+            f"{reason} — run `askrepo index --history --rebuild`", reason=reason
         ) from exc
     if meta.get("schema") != HISTORY_SCHEMA:
+        reason = f"The history index at {path} was built by another askrepo version"
         raise IndexIncompatibleError(
-            f"The history index at {path} was built by another askrepo version — "
-            "run `askrepo index --history --rebuild`"
+            f"{reason} — run `askrepo index --history --rebuild`", reason=reason
         )
     return meta
 
@@ -280,7 +280,7 @@ def index_history(
                 if meta.get("model_id") != model_id:
                     raise IndexIncompatibleError("another model")
             except IndexIncompatibleError as exc:
-                meta, rebuilt = None, str(exc)
+                meta, rebuilt = None, exc.reason
         tbl = None
         if meta is not None:
             try:

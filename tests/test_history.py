@@ -20,7 +20,7 @@ from git_history_repo import TOKEN, make_history_repo
 
 from askrepo.blame import parse_location, parse_porcelain, why
 from askrepo.datatypes import Citation, Hit
-from askrepo.errors import NoIndexError, UsageError
+from askrepo.errors import IndexIncompatibleError, NoIndexError, UsageError
 from askrepo.gitevals import build_set, load_set, query_of, quotes_names, run_git_eval, save_set
 from askrepo.gitlog import (
     Commit,
@@ -33,9 +33,11 @@ from askrepo.gitlog import (
     skip_reason,
 )
 from askrepo.history import (
+    META_FILE,
     CommitCitation,
     HistoryIndex,
     commit_citations,
+    history_dir,
     index_history,
     is_history_question,
     with_commit_evidence,
@@ -328,6 +330,23 @@ def test_crash_mid_run_leaves_the_committed_history(indexed, tmp_path):
     assert idx.count == before == len(idx.rows())
     after = index_history(clone, embedder=FakeEmbedder())
     assert after.commits_indexed == before + after.commits_added and after.commits_added >= 2
+
+
+def test_an_old_history_index_is_rebuilt_and_the_summary_says_why(indexed, tmp_path):
+    root, _, _, _ = indexed
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    index_history(clone, embedder=FakeEmbedder())
+    meta_path = history_dir(clone, FakeEmbedder().model_id) / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "schema": -1}))
+    with pytest.raises(IndexIncompatibleError, match="another askrepo version — run"):
+        HistoryIndex.open(clone, embedder=FakeEmbedder())
+    again = index_history(clone, embedder=FakeEmbedder())
+    # the run rebuilt, so its summary gives the reason, not the advice to rebuild
+    assert again.rebuilt.endswith("was built by another askrepo version")
+    assert "--rebuild" not in again.rebuilt
+    assert again.commits_added == 13
 
 
 def test_no_history_index_says_how_to_build_it(repo, tmp_path):
