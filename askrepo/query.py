@@ -50,8 +50,11 @@ _TRACE_LINE = re.compile(
 _QUOTED = re.compile(r"`([^`\n]{3,200})`|\"([^\"\n]{3,200})\"|(?<!\w)'([^'\n]{3,200})'(?!\w)")
 _IDENT_ONLY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(\(\))?")
 # A file name or path in a question: core.py, src/app/config.ts, "decoder.go:123"
+# (absolute paths too: a trace's "/home/u/.venv/lib/python3.12/site-packages/click/core.py",
+# "C:\Users\u\app\main.py"; they are read with "/" separators)
 _FILE = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.([A-Za-z0-9]{1,5}))(?=[\s:,;)\]\"'`?!]|\.(?:\s|$)|$)"
+    r"(?<![\w/\\.-])((?:[A-Za-z]:[\\/]|/)?(?:[\w.-]+[/\\])*[\w-]+\.([A-Za-z0-9]{1,5}))"
+    r"(?=[\s:,;)\]\"'`?!]|\.(?:\s|$)|$)"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
@@ -210,7 +213,7 @@ def file_names(query: str) -> list[str]:
     out = []
     for m in _FILE.finditer(query):
         if m.group(2).lower() in FILE_EXTENSIONS:
-            out.append(m.group(1))
+            out.append(m.group(1).replace("\\", "/"))
     return list(dict.fromkeys(out))
 
 
@@ -333,6 +336,34 @@ def dense_query_text(query: str, idents: list[str] | tuple[str, ...] | None = No
     return query[: DENSE_QUERY_CHARS // 2] + "\n" + " ".join(names[:48])
 
 
+# A line of code in a pasted report that defines a name: the reporter's own code.
+_OWN_DEF = re.compile(
+    r"^[ \t>]*(?:(?:export|pub|public|private|static|async|default|abstract)\s+)*"
+    r"(?:def|class|function|func|fn|struct|interface|trait|enum|module)\s+([A-Za-z_$][\w$]*)",
+    re.M,
+)
+_DUNDER = re.compile(r"__\w+__")
+
+
+def report_names(text: str, idents: list[str]) -> list[str]:
+    r"""The identifiers of a pasted report (kind ``trace``) that may name the project's code:
+    not the names the report's own code defines (``def cli():``, ``class Foo:`` in a snippet
+    that reproduces the bug; ``Foo.run`` too) and not protocol methods (``__init__``,
+    ``__call__`` in a trace's frames), which every class defines.
+
+    >>> report_names("```\nclass Foo:\n    def __init__(self): echo_via_pager(x)\n```",
+    ...              ["Foo", "__init__", "Foo.run", "echo_via_pager"])
+    ['echo_via_pager']
+    """
+    own = set(_OWN_DEF.findall(text))
+
+    def theirs(name: str) -> bool:
+        parts = name.split(".")
+        return parts[0] in own or parts[-1] in own or bool(_DUNDER.fullmatch(parts[-1]))
+
+    return [n for n in idents if not theirs(n)]
+
+
 def parse_query(text: str) -> Query:
     """Parse a question once (see the module docstring)."""
     idents = query_identifiers(text)
@@ -343,6 +374,8 @@ def parse_query(text: str) -> Query:
         kind = TRACE
     else:
         kind = NATURAL
+    if kind == TRACE:
+        idents = report_names(text, idents)
     phrases = quoted_phrases(text)
     files = file_names(text)
     scope = question_scope(text, kind, files)

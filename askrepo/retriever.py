@@ -28,7 +28,6 @@ from .query import (  # noqa: F401 (re-exported)
 )
 
 RRF_K = 60
-SYMBOL_WEIGHT = 10.0  # an exact symbol match outranks anything dense + FTS agree on
 PHRASE_WEIGHT = 3.0  # chunks containing a quoted phrase of the question (e.g. an error message)
 MENTION_WEIGHT = 1.0  # chunks that mention an identifier the question names
 MAX_K = 100
@@ -315,7 +314,7 @@ class Retriever:
 
         off = frozenset(opts.disabled)
         hybrid = opts.mode == "hybrid"
-        w_dense, w_fts, w_mention, w_file = ranking.fusion_weights(q, "adaptive" not in off)
+        w_dense, w_fts, w_mention, w_file, w_defs = ranking.fusion_weights(q, "adaptive" not in off)
         if not hybrid:
             w_dense = w_fts = 1.0
         chunks: dict[str, Chunk] = {}
@@ -378,7 +377,7 @@ class Retriever:
             names = ranking.symbol_names(q, smart)
             found, value_pin = self._named(q, names, order, classes, chunks, filters, smart)
             symbol_ids = ranking.order_definitions(found, q, dict(fused), smart)
-            extra = [(symbol_ids, SYMBOL_WEIGHT)]
+            extra = [(symbol_ids, w_defs)]
             phrases = list(q.phrases)
             if phrases:
                 extra.append(

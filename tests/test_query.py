@@ -14,6 +14,7 @@ from askrepo.query import (
     is_trace,
     parse_query,
     question_scope,
+    report_names,
 )
 
 
@@ -72,6 +73,18 @@ def test_parts_of_a_question():
     assert q.dense_text == q.text
 
 
+def test_file_names_of_a_trace_with_absolute_paths():
+    trace = (
+        'File "/home/u/.venv/lib/python3.12/site-packages/click/core.py", line 722, in main\n'
+        'File "C:\\Users\\u\\app\\cli.py", line 3, in <module>\n'
+        "see https://example.com/x.py"
+    )
+    assert file_names(trace) == [
+        "/home/u/.venv/lib/python3.12/site-packages/click/core.py",
+        "C:/Users/u/app/cli.py",
+    ]
+
+
 def test_file_names_and_words():
     assert file_names("see src/app/config.ts:12 and main.go, not example.com") == [
         "src/app/config.ts",
@@ -90,6 +103,27 @@ def test_scope_of_a_question_and_of_a_pasted_report():
     assert q.about_tests and q.about_docs  # files it names bring their class in
     assert question_scope("fix the tests", NATURAL, []) == (True, False)
     assert question_scope("fix the tests", TRACE, ["src/app.py"]) == (False, False)
+
+
+def test_a_pasted_report_does_not_look_up_the_reporters_own_names():
+    report = (
+        "click.testing is not properly proxying stdout when I wrap it.\n\n```python\n"
+        "import click\n\nclass StreamWrapper(object):\n    def __init__(self, stream):\n"
+        "        self._stream = stream\n\n    def __getattr__(self, name):\n"
+        "        return getattr(self._stream, name)\n\ndef invoke(cmd, args=()):\n"
+        "    with StreamWrapper.stdout() as c:\n        cmd(standalone_mode=False)\n"
+        "    return c.getvalue()\n```\n"
+    )
+    q = parse_query(report)
+    assert q.kind == TRACE
+    # its own class, function and methods, and protocol methods every class has, are not
+    # the project's names; what it calls of the project is
+    assert q.identifiers == ("click.testing", "_stream", "standalone_mode", "c.getvalue")
+    assert report_names("def main():\n    run_app()\n", ["main", "run_app"]) == ["run_app"]
+    # prose that says "the class Foo" defines nothing; only a line of code does
+    assert report_names("I think the class Foo is wrong", ["Foo"]) == ["Foo"]
+    # a question (not a pasted report) keeps every name it uses
+    assert parse_query("what calls `__init__` of Context?").identifiers == ("__init__",)
 
 
 def test_query_is_frozen():

@@ -9,6 +9,7 @@ import pytest
 from askrepo import ranking
 from askrepo.datatypes import Chunk, Hit
 from askrepo.query import parse_query
+from askrepo.retriever import rrf
 
 
 def hit(path, score, kind="function", text="x = compute()", symbol=None, start=1, end=5):
@@ -23,10 +24,22 @@ def paths(hits):
 
 
 def test_fusion_weights_by_kind():
-    assert ranking.fusion_weights(parse_query("HttpClient")) == (0.5, 1.0, 1.0, 1.0)
-    assert ranking.fusion_weights(parse_query("how are options parsed?")) == (1.0, 1.0, 1.0, 1.0)
-    assert ranking.fusion_weights(parse_query("y " * 300)) == (0.5, 1.0, 1.0, 2.0)
-    assert ranking.fusion_weights(parse_query("HttpClient"), enabled=False) == (1, 1, 1, 0)
+    assert ranking.fusion_weights(parse_query("HttpClient")) == (0.5, 1.0, 1.0, 1.0, 10.0)
+    how = ranking.fusion_weights(parse_query("how are options parsed?"))
+    assert how == (1.0, 1.0, 1.0, 1.0, 10.0)
+    assert ranking.fusion_weights(parse_query("y " * 300)) == (0.5, 1.0, 1.0, 2.0, 1.0)
+    assert ranking.fusion_weights(parse_query("HttpClient"), enabled=False) == (1, 1, 1, 0, 10)
+
+
+def test_a_pasted_report_names_definitions_without_pinning_them():
+    # Worked RRF (k=60): the chunk dense and FTS both rank first, "fix", against the
+    # definition of a name the text uses, "option" (in no other list).
+    # A question: fix 1/61 + 1/61 = .0328 < option 10/61 = .1639 -> the definition leads.
+    # A pasted report (dense 0.5, definitions 1): fix .5/61 + 1/61 = .0246 > option 1/61 = .0164.
+    for text, first in (("where is option used?", "option"), ("y " * 300, "fix")):
+        w_dense, w_fts, _, _, w_defs = ranking.fusion_weights(parse_query(text))
+        fused = rrf([["fix"], ["fix"], ["option"]], weights=[w_dense, w_fts, w_defs])
+        assert fused[0][0] == first
 
 
 # --- path words -----------------------------------------------------------------------------
