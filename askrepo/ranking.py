@@ -124,6 +124,27 @@ def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float,
     return FUSION[q.kind] if enabled else FLAT_FUSION
 
 
+def is_named_file(named: str, path: str) -> bool:
+    """Whether a file name or path from the question (``core.py``, ``click/core.py``, a trace's
+    ``/home/u/.venv/.../site-packages/click/core.py``) is the indexed ``path``: a bare name
+    matches any file of that name; a longer path must also agree on the parent directory
+    (so a trace's ``.../werkzeug/debug/__init__.py`` is not every ``__init__.py``, and
+    ``.../flask/app.py`` is not ``examples/app.py``).
+
+    >>> is_named_file("core.py", "src/click/core.py")
+    True
+    >>> is_named_file("/x/site-packages/werkzeug/debug/__init__.py", "src/werkzeug/__init__.py")
+    False
+    """
+    want = [p for p in named.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    have = path.split("/")
+    if not want or want[-1] != have[-1]:
+        return False
+    if len(want) == 1 or len(have) == 1:
+        return True
+    return want[-2] == have[-2]
+
+
 def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list[str]:
     """The first ``n`` (INFILE_FILES) distinct paths of a ranked list of chunk paths."""
     n = INFILE_FILES if n is None else n

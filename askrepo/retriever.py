@@ -399,8 +399,11 @@ class Retriever:
                 extra.append((members, w_mention))
             # files named in a pasted trace or issue
             if w_file and q.file_names:
-                bases = {f.rsplit("/", 1)[-1] for f in q.file_names}
-                named = [c for c in order if chunks[c].path.rsplit("/", 1)[-1] in bases]
+                named = [
+                    c
+                    for c in order
+                    if any(ranking.is_named_file(f, chunks[c].path) for f in q.file_names)
+                ]
                 extra.append((named, w_file))
             extra = [(ids, w) for ids, w in extra if ids]
             if extra:

@@ -691,3 +691,22 @@ def test_evidence_lead_never_changes_the_first_file_nor_a_symbol_query():
     # beyond the pool the card does not look
     far = [same[0]] + [hit(f"f{i}.py", 0.5) for i in range(ranking.EVIDENCE_POOL)] + [same[1]]
     assert ranking.evidence_lead(far, q) == far
+
+
+@pytest.mark.parametrize(
+    "named, path, expected",
+    [
+        ("core.py", "src/click/core.py", True),  # a bare name: any file of that name
+        ("click/core.py", "src/click/core.py", True),
+        ("/home/u/.venv/lib/python3.12/site-packages/click/core.py", "src/click/core.py", True),
+        ("C:/Users/u/site-packages/click/core.py", "src/click/core.py", True),
+        ("../click/core.py", "src/click/core.py", True),
+        # a trace's frame in another package, or another directory's file of the same name
+        ("/x/site-packages/werkzeug/debug/__init__.py", "src/werkzeug/__init__.py", False),
+        ("/x/site-packages/flask/app.py", "examples/shortly/app.py", False),
+        ("core.py", "src/click/core.pyi", False),
+        ("setup.py", "setup.py", True),
+    ],
+)
+def test_is_named_file(named, path, expected):
+    assert ranking.is_named_file(named, path) is expected
