@@ -1,0 +1,86 @@
+"""Build a bug-report case file (eval/bugs/PROJECT.json) from a project's git history.
+
+    python benchmarks/bugs_from_changelog.py --git-dir DIR --project NAME --owner OWNER \
+        [--src src/] [--n 40] [--max-files 3] > eval/bugs/NAME.json
+
+The changelog at HEAD (``CHANGES*``) names the issue each entry fixes (``:issue:`1234```,
+``{issue}`1234```, as the pallets projects write them). For each issue, the oldest commit that
+added that reference to the changelog is the fix: it changed the changelog and the code
+together. A case keeps the fix's ``.py`` files under ``--src`` that exist in its parent (the
+code the report was written against), when there are 1 to ``--max-files`` of them; ``--n``
+cases are drawn at random (seed 0) and printed oldest first. Deterministic for a given git
+history; the issue texts themselves are not part of it (eval/bugs/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def git(git_dir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--git-dir", required=True, type=Path)
+    ap.add_argument("--project", required=True)
+    ap.add_argument("--owner", required=True)
+    ap.add_argument("--src", default="src/")
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--max-files", type=int, default=3)
+    args = ap.parse_args()
+    g = args.git_dir
+    tracked = git(g, "ls-tree", "-r", "--name-only", "HEAD").split()
+    changelogs = [f for f in tracked if re.match(r"CHANGES", f)]
+    if not changelogs:
+        sys.exit(f"no CHANGES* file at HEAD of {g}")
+    text = git(g, "show", f"HEAD:{changelogs[0]}")
+    issues = list(dict.fromkeys(int(n) for n in re.findall(r"(?:\{issue\}|:issue:)`(\d+)`", text)))
+    found = []
+    for n in issues:
+        log = git(g, "log", "--format=%H %ct", "-S", f"`{n}`", "--", "CHANGES.rst", "CHANGES.md", "CHANGES")
+        if not log.strip():
+            continue
+        sha, ct = log.strip().splitlines()[-1].split()
+        changed = git(g, "show", "--format=", "--name-only", sha).split()
+        src = [f for f in changed if f.startswith(args.src) and f.endswith(".py")]
+        if src:
+            found.append({"issue": n, "commit": sha, "time": int(ct), "files": src})
+    random.seed(0)
+    random.shuffle(found)
+    cases = []
+    for c in found:
+        if len(c["files"]) > args.max_files:
+            continue
+        parent = git(g, "rev-parse", c["commit"] + "^").strip()
+        at_parent = set(git(g, "ls-tree", "-r", "--name-only", parent).split())
+        gold = [f for f in c["files"] if f in at_parent]
+        if not gold:
+            continue
+        cases.append(
+            {
+                "issue": c["issue"],
+                "url": f"https://github.com/{args.owner}/{args.project}/issues/{c['issue']}",
+                "commit": c["commit"],
+                "parent": parent,
+                "time": c["time"],
+                "gold": gold,
+            }
+        )
+        if len(cases) == args.n:
+            break
+    cases.sort(key=lambda c: c["time"])
+    print(json.dumps(cases, indent=1))
+
+
+if __name__ == "__main__":
+    main()
