@@ -105,6 +105,22 @@ def unexpected_error_message(exc: BaseException) -> str:
     )
 
 
+def text_arg(value: str, what: str) -> str:
+    """A QUESTION / QUERY argument, or standard input when it is ``-`` (a pasted issue or
+    stack trace: ``askrepo search --files - < issue.txt``)."""
+    from .errors import UsageError
+
+    if value != "-":
+        return value
+    text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError(
+            f"Nothing on standard input for the {what} — pipe it in "
+            f"(`askrepo search --files - < issue.txt`) or pass it as an argument"
+        )
+    return text.strip()
+
+
 def default_repo(repo: Path | None) -> Path:
     """--repo, else the git top-level of the current directory, else the current directory."""
     from .ingest import git_toplevel
@@ -378,7 +394,10 @@ def _print_index_summary(s: Any) -> None:
 @app.command()
 @friendly
 def search(
-    query: Annotated[str, typer.Argument(help="A question or an identifier.")],
+    query: Annotated[
+        str,
+        typer.Argument(help="A question or an identifier; - reads it (e.g. an issue) from stdin."),
+    ],
     repo: Annotated[
         list[Path] | None,
         typer.Option(
@@ -434,6 +453,7 @@ def search(
     from .freshness import check_store
     from .retriever import Retriever, SearchOptions
 
+    query = text_arg(query, "query")
     if history:  # askrepo.cli_history
         from .cli_history import search_history_cmd
 

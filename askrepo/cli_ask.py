@@ -15,7 +15,10 @@ import typer
 
 
 def ask(
-    question: Annotated[str, typer.Argument(help="A question about the indexed code base.")],
+    question: Annotated[
+        str,
+        typer.Argument(help="A question about the indexed code base; - reads it from stdin."),
+    ],
     repo: Annotated[
         list[Path] | None,
         typer.Option(
@@ -77,11 +80,12 @@ def ask(
     index are reported as absent without asking the model.
     """
     from .answer import ask as ask_question
-    from .cli import default_repo, err, freshen, out, stale_note
+    from .cli import default_repo, err, freshen, out, stale_note, text_arg
     from .freshness import check_store
     from .llm import choose_backend
     from .retriever import Retriever
 
+    question = text_arg(question, "question")
     multi = repo is not None and len(repo) > 1
     root = default_repo(repo[0] if repo else None)
     fresh = None

@@ -22,7 +22,10 @@ PROSE_HINT = (
 
 def plan(
     request: Annotated[
-        str, typer.Argument(help='The change, e.g. "add a --color option to echo".')
+        str,
+        typer.Argument(
+            help='The change, e.g. "add a --color option to echo"; - reads it from stdin.'
+        ),
     ],
     repo: Annotated[
         Path | None,
@@ -45,10 +48,11 @@ def plan(
 ) -> None:
     """Plan a change: ranked files and functions to touch, each with path:lines and why
     (defines X / calls X / tests X), the callers that may break, and the tests to update."""
-    from .cli import default_repo, err, out
+    from .cli import default_repo, err, out, text_arg
     from .plan import plan_change
     from .retriever import Retriever
 
+    request = text_arg(request, "change")
     root = default_repo(repo)
     retriever = Retriever.open(root)
     llm, note = pick_llm(backend, model)

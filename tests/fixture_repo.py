@@ -751,10 +751,12 @@ def run_cli(
     env: Mapping[str, str | None] | None = None,
     cwd: Path | None = None,
     timeout: float = 600,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``python -m askrepo.cli ARGS`` in a subprocess, its output captured as text.
 
-    It runs this checkout's askrepo (first on PYTHONPATH) with no stdin, ASKREPO_HOME set to
+    It runs this checkout's askrepo (first on PYTHONPATH) with ``stdin`` as its standard input
+    (None: none), ASKREPO_HOME set to
     ``home`` (None: as in this process, i.e. the test's own home) and ``env`` on top of the
     environment (a None value removes that variable)."""
     full = dict(os.environ)
@@ -773,5 +775,5 @@ def run_cli(
         env=full,
         cwd=cwd,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}),
     )

@@ -9,6 +9,7 @@ supported, and `auto` without a server says in one line how to get prose.
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import pytest
@@ -34,11 +35,10 @@ def indexed(tmp_path_factory):
     return indexed_fixture_repo(tmp_path_factory, "home-evidence")
 
 
-def _ask(*args, home, env=None):
+def _ask(*args, home, env=None, stdin=None):
     """`askrepo ask ARGS` with the default backend choice (ASKREPO_BACKEND unset)."""
-    return run_cli(
-        "ask", *args, home=home, env={"ASKREPO_BACKEND": None, **(env or {})}, timeout=600
-    )
+    env = {"ASKREPO_BACKEND": None, **(env or {})}
+    return run_cli("ask", *args, home=home, env=env, timeout=600, stdin=stdin)
 
 
 def test_card_on_a_real_index_puts_the_answer_first(indexed, monkeypatch):
@@ -113,6 +113,13 @@ def test_ask_a_pasted_error_naming_a_foreign_type_is_answered_not_refused(indexe
     text = " ".join(p.stdout.split())
     assert "Not in the code base: `SessionVaultProxy` (quoted in the question" in text
     assert "authenticate_user" in text and "Traceback" not in p.stderr
+    # "-": the same question from standard input, the same answer
+    piped = _ask("-", "--repo", str(root), "--backend", "none", home=home, stdin=q + "\n")
+
+    def untimed(out):
+        return re.sub(r"\d+(?:\.\d+)? s\b", "", out)
+
+    assert piped.returncode == 0 and untimed(piped.stdout) == untimed(p.stdout)
 
 
 def test_choose_backend_none_and_auto_fallback_to_none(monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import pytest
 
@@ -234,6 +235,15 @@ def test_cli_plan_terminal_output_and_errors(real_indexed):
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("Plan: add a max quantity limit to the cart  (commit ")
     assert "1. shop/cart.py" in p.stdout and "Tests to run or update" in p.stdout
+    # "-": the request from standard input (a pasted issue), the same plan
+    request = "add a max quantity limit to the cart\n"
+    piped = _plan_cli("-", "--repo", str(root), "--backend", "none", home=home,
+                      env={"COLUMNS": "160"}, stdin=request)  # fmt: skip
+
+    def untimed(out):
+        return re.sub(r"\d+(?:\.\d+)? s\b", "", out)
+
+    assert piped.returncode == 0 and untimed(piped.stdout) == untimed(p.stdout)
     p = _plan_cli("x", "--repo", str(root), "--backend", "openai", home=home,
                   env={"ASKREPO_OPENAI_BASE_URL": ""})  # fmt: skip
     assert p.returncode == 2 and "Traceback" not in p.stderr

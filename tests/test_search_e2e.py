@@ -267,6 +267,16 @@ def test_search_files_for_a_pasted_bug_report(retriever, indexed):
     assert set(first["best"]) == {"start_line", "end_line", "symbol"}
     p = run_cli("search", report, "--files", "--repo", str(root), home=home)
     assert p.returncode == 0 and first["path"] in p.stdout
+    # "-" reads the report from standard input: the same ranking
+    p = run_cli("search", "-", "--files", "--json", "-k", "3", "--repo", str(root), home=home,
+                stdin=report)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert (
+        json.loads(p.stdout)["files"] == data["files"] and json.loads(p.stdout)["query"] == report
+    )
+    p = run_cli("search", "-", "--files", "--repo", str(root), home=home, stdin="  \n")
+    assert p.returncode == 2 and "Nothing on standard input" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_ranking_stages_on_the_real_index(retriever):
