@@ -124,11 +124,12 @@ class RepoHandle:
 
         return open_index(self.root, self.model)
 
-    def search(self, query: str, opts: Any) -> Any:
+    def search(self, query: str, opts: Any, files: bool = False) -> Any:
+        """``Retriever.search``, or ``search_files`` with ``files`` (a FileSearchResult)."""
         r = self.retriever()
         with self._lock:  # the embedding model is shared; one query at a time per repo
             fresh = self.freshen(r)
-            res = r.search(query, opts)
+            res = r.search_files(query, opts) if files else r.search(query, opts)
             res.stale, res.freshness = fresh.stale, fresh.to_dict()
             return res
 
@@ -204,6 +205,7 @@ class Service:
         expand: bool = False,
         mode: str = "hybrid",
         repo: str | None = None,
+        files: bool = False,
     ) -> dict[str, Any]:
         from .retriever import SearchOptions
 
@@ -213,8 +215,20 @@ class Service:
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
         if (repo is None or not repo.strip()) and len(self.repos) > 1:
+            if files:
+                raise UsageError("files=true ranks one repository's files — pass `repo`")
             return self._search_all(query, opts)
         h = self.pick(repo)
+        if files:
+            res = h.search(query, opts, files=True)
+            out = self._base(h, h.store(), res.freshness)
+            out.update(
+                query=query,
+                filters=res.filters,
+                stale=bool(res.stale),
+                files=[f.to_dict() for f in res.files],
+            )
+            return out
         res = h.search(query, opts)
         out = self._base(h, h.store(), res.freshness)
         hits = self._hit_items(res.hits)
@@ -649,7 +663,9 @@ _DESCRIPTIONS = {
         "Search the indexed code by meaning and keywords (hybrid semantic + BM25, exact symbol "
         "names boosted). Returns ranked chunks with path, start_line..end_line, symbol and text. "
         "Tests and docs are excluded unless the query is about them or include_tests/"
-        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees. With "
+        "include_docs is true. mode: hybrid | dense | fts; expand=true adds callees; "
+        "files=true ranks files instead (for a pasted bug report or stack trace: which files "
+        "to change), each {rank, path, score, best: {start_line, end_line, symbol}, chunks}. With "
         "several repos served and no `repo`, searches all of them: one fused ranking, each hit "
         "with its `repo`." + _REPO
     ),

@@ -134,6 +134,18 @@ def test_mcp_round_trip(tmp_path):
                 top = sr["hits"][0]
                 assert (top["path"], top["symbol"]) == ("shop/auth.py", "hash_password")
                 assert top["start_line"] <= def_line <= top["end_line"]
+                # files=true: a pasted report -> the files to change
+                report = (
+                    "Bug: the cart total is wrong when a discount code is applied.\n"
+                    "Steps: add two items, apply code SAVE10, the total after tax is too high."
+                )
+                fr = await s.ok("search_code", query=report, files=True, k=3, repo="shop")
+                assert fr["files"][0]["path"] in ("shop/cart.py", "shop/pricing.py")
+                assert [f["rank"] for f in fr["files"]] == list(range(1, len(fr["files"]) + 1))
+                assert set(fr["files"][0]["best"]) == {"start_line", "end_line", "symbol"}
+                assert "hits" not in fr and fr["commit"] == head
+                msg = await s.err("search_code", query=report, files=True)  # two repos
+                assert "pass `repo`" in msg
 
                 # -- grep_code ------------------------------------------------------------------
                 gr = await s.ok("grep_code", pattern="hash_password", literal=True, repo="shop")
