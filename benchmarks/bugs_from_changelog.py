@@ -3,8 +3,9 @@
     python benchmarks/bugs_from_changelog.py --git-dir DIR --project NAME --owner OWNER \
         [--src src/] [--n 40] [--max-files 3] > eval/bugs/NAME.json
 
-The changelog at HEAD (``CHANGES*``) names the issue each entry fixes (``:issue:`1234```,
-``{issue}`1234```, as the pallets projects write them). For each issue, the oldest commit that
+The changelog at HEAD (``CHANGES*`` / ``CHANGELOG*``) names the issue each entry fixes
+(``:issue:`1234```, ``{issue}`1234``` as the pallets projects write them, or a link
+``https://github.com/OWNER/PROJECT/issues/1234``). For each issue, the oldest commit that
 added that reference to the changelog is the fix: it changed the changelog and the code
 together. A case keeps the fix's ``.py`` files under ``--src`` that exist in its parent (the
 code the report was written against), when there are 1 to ``--max-files`` of them; ``--n``
@@ -21,6 +22,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+# the changelog's names over a project's history (click's CHANGES.rst became CHANGES.md)
+CHANGELOGS = ("CHANGES.rst", "CHANGES.md", "CHANGES", "CHANGELOG.md", "CHANGELOG.rst", "CHANGELOG")
 
 
 def git(git_dir: Path, *args: str) -> str:
@@ -40,14 +44,23 @@ def main() -> None:
     args = ap.parse_args()
     g = args.git_dir
     tracked = git(g, "ls-tree", "-r", "--name-only", "HEAD").split()
-    changelogs = [f for f in tracked if re.match(r"CHANGES", f)]
+    changelogs = [f for f in tracked if re.match(r"CHANGES|CHANGELOG", f)]
     if not changelogs:
-        sys.exit(f"no CHANGES* file at HEAD of {g}")
+        sys.exit(f"no CHANGES* / CHANGELOG* file at HEAD of {g}")
     text = git(g, "show", f"HEAD:{changelogs[0]}")
-    issues = list(dict.fromkeys(int(n) for n in re.findall(r"(?:\{issue\}|:issue:)`(\d+)`", text)))
+    # the reference as written, and the text to look for in the changelog's history
+    ref = re.compile(
+        r"(?:\{issue\}|:issue:)`(\d+)`|github\.com/"
+        + re.escape(f"{args.owner}/{args.project}")
+        + r"/issues/(\d+)\b"
+    )
+    issues: dict[int, str] = {}
+    for m in ref.finditer(text):
+        n = int(m.group(1) or m.group(2))
+        issues.setdefault(n, f"`{n}`" if m.group(1) else f"/issues/{n}")
     found = []
-    for n in issues:
-        log = git(g, "log", "--format=%H %ct", "-S", f"`{n}`", "--", "CHANGES.rst", "CHANGES.md", "CHANGES")
+    for n, token in issues.items():
+        log = git(g, "log", "--format=%H %ct", "-S", token, "--", *CHANGELOGS)
         if not log.strip():
             continue
         sha, ct = log.strip().splitlines()[-1].split()
