@@ -90,13 +90,8 @@ FUSION = {
     NATURAL: (1.0, 1.0, 1.0, 1.0, 10.0),
     TRACE: (0.5, 1.0, 1.0, 2.0, 1.0),
 }
-FLAT_FUSION = (
-    1.0,
-    1.0,
-    1.0,
-    0.0,
-    10.0,
-)  # -adaptive: every list counts the same (as before issue 12)
+# -adaptive: every list counts the same, definitions 10 (as before issue 12)
+FLAT_FUSION = (1.0, 1.0, 1.0, 0.0, 10.0)
 
 PATH_STEM_BOOST = 1.08  # the query words name the file (its stem, or every part of it)
 PATH_DIR_BOOST = 1.04  # the query words name one of its directories
