@@ -219,29 +219,20 @@ class Service:
                 raise UsageError("files=true ranks one repository's files — pass `repo`")
             return self._search_all(query, opts)
         h = self.pick(repo)
-        if files:
-            res = h.search(query, opts, files=True)
-            out = self._base(h, h.store(), res.freshness)
-            out.update(
-                query=query,
-                filters=res.filters,
-                stale=bool(res.stale),
-                files=[f.to_dict() for f in res.files],
-            )
-            return out
-        res = h.search(query, opts)
+        res = h.search(query, opts, files=files)
         out = self._base(h, h.store(), res.freshness)
+        out.update(query=query, filters=res.filters, stale=bool(res.stale))
+        if h.refresh_note:
+            out["refresh_note"] = h.refresh_note
+        if files:
+            out["files"] = [f.to_dict() for f in res.files]
+            return out
         hits = self._hit_items(res.hits)
         out.update(
-            query=query,
             mode=res.mode,
-            filters=res.filters,
-            stale=bool(res.stale),
             dense_partial=bool(getattr(res, "dense_partial", False)),
             hits=hits,
         )
-        if h.refresh_note:
-            out["refresh_note"] = h.refresh_note
         if not hits:
             out["note"] = "No results — try grep_code for exact text, or include_tests/include_docs"
         return out

@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT))
 from askrepo.identifiers import split_identifier  # noqa: E402
 from askrepo.indexer import index_repo  # noqa: E402
 from askrepo.retriever import Retriever, SearchOptions  # noqa: E402
-from askrepo.store import open_index  # noqa: E402
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -134,17 +133,19 @@ def main() -> None:
         wt.parent.mkdir(parents=True, exist_ok=True)
         git("clone", "-q", "--shared", "--no-checkout", str(args.git_dir), str(wt))
     rows = []
+    r = None
+    tokenized: dict[str, list[str]] = {}  # file content hash -> BM25 tokens
     for c in cases:
         rev = args.at or c["parent"]
         if git("rev-parse", "HEAD", cwd=wt).strip() != git("rev-parse", rev, cwd=wt).strip():
             git("checkout", "-q", "-f", rev, cwd=wt)
             git("clean", "-q", "-f", "-d", "-x", cwd=wt)
+            r = None
+        if r is None:  # the index changed (or this is the first case): update it, reopen
             index_repo(wt)
-        elif not rows:
-            index_repo(wt)
+            r = Retriever.open(wt)
         t = texts[c["issue"]]
         query = f"{t['title']}\n\n{t['description']}".strip()
-        r = Retriever.open(wt)
         ours = [f.path for f in r.search_files(query, SearchOptions(k=10)).files]
         ablated = {
             stage: [
@@ -152,9 +153,11 @@ def main() -> None:
             ]
             for stage in args.ablate
         }
-        store = open_index(wt)
-        code = {p: f for p, f in store.files().items() if f.file_class == "code"}
-        docs = {p: tokens((wt / p).read_text("utf-8", errors="replace")) for p in code}
+        code = {p: f for p, f in r.store.files().items() if f.file_class == "code"}
+        for p, f in code.items():
+            if f.sha not in tokenized:
+                tokenized[f.sha] = tokens((wt / p).read_text("utf-8", errors="replace"))
+        docs = {p: tokenized[f.sha] for p, f in code.items()}
         base = bm25_files(query, docs)
         gold = set(c["gold"]) & set(code)
         if not gold:
