@@ -327,11 +327,15 @@ def _text(data: bytes, node: Any) -> str:
 
 
 def _part(name: str) -> str:
-    """A symbol part: ``ns::Foo`` / ``App\\Models`` -> ``ns.Foo`` / ``App.Models``."""
+    """A symbol part: ``ns::Foo`` / ``App\\Models`` -> ``ns.Foo`` / ``App.Models``; an operator
+    (Swift ``..<``, ``<~>``: no word character) stays whole."""
+    if not _WORDISH.search(name):
+        return name
     return ".".join(" ".join(p.split()) for p in re.split(r"::|\\|\.", name) if p.strip())
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_WORDISH = re.compile(r"\w")
 
 
 def _qualified(name: str) -> tuple[str, bool]:
@@ -340,7 +344,7 @@ def _qualified(name: str) -> tuple[str, bool]:
     return type into the name (``SPDLOG_INLINE std::string Foo::bar()``), only its last word
     kept; ``swallowed`` says so, and then the receiver captured with it is part of that type,
     not a scope."""
-    if "<" not in name and "::" not in name or "operator" in name:
+    if "<" not in name and "::" not in name or "operator" in name or not _WORDISH.search(name):
         return name, False
     prev = None
     while prev != name:

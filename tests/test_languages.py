@@ -551,6 +551,39 @@ def test_more_definition_forms():
     ]
 
 
+def test_swift_operator_functions_are_methods():
+    """``static func ==`` names its function with an operator token (the grammar also tags the
+    return type as a name): before, the operator was no chunk and the struct's header ran on
+    over it."""
+    swift = src("""
+    public struct Point: Equatable {
+        var x: Int
+
+        public static func == (lhs: Point, rhs: Point) -> Bool {
+            return lhs.x == rhs.x
+        }
+
+        func norm() -> Int { x }
+    }
+
+    extension Vector {
+        static prefix func - (v: Vector) -> Vector { v }
+        static func <~> (lhs: Vector, rhs: Vector) -> Vector { lhs }
+    }
+
+    func ==<T>(lhs: Box<T>, rhs: Box<T>) -> Bool { true }
+    """)
+    assert table(chunk_text("a.swift", swift, "swift")) == [
+        (1, 2, "class", "Point"),
+        (4, 6, "method", "Point.=="),
+        (8, 9, "method", "Point.norm"),
+        (11, 11, "window", "Vector"),
+        (12, 12, "method", "Vector.-"),
+        (13, 14, "method", "Vector.<~>"),
+        (16, 16, "function", "=="),
+    ]
+
+
 def test_cpp_export_macros_do_not_leak_return_types_into_symbols():
     # An unknown macro (SPDLOG_INLINE) makes tree-sitter read the return type as a scope.
     text = src(

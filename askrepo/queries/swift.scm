@@ -7,6 +7,9 @@
 (class_declaration name: (user_type (type_identifier) @name)) @definition.impl
 
 (function_declaration name: (simple_identifier) @name) @definition.function
+; operator functions (`static func == (lhs:rhs:)`, `prefix func -`): the name is the operator
+; token; the grammar also tags the return type as a name, which starts with a letter
+(function_declaration name: _ @name (#match? @name "^[^A-Za-z_`]")) @definition.function
 (init_declaration "init" @name) @definition.function
 (deinit_declaration "deinit" @name) @definition.function
 (subscript_declaration "subscript" @name) @definition.function
