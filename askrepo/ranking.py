@@ -119,25 +119,41 @@ def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float,
     return FUSION[q.kind] if enabled else FLAT_FUSION
 
 
-def is_named_file(named: str, path: str) -> bool:
-    """Whether a file name or path from the question (``core.py``, ``click/core.py``, a trace's
-    ``/home/u/.venv/.../site-packages/click/core.py``) is the indexed ``path``: a bare name
-    matches any file of that name; a longer path must also agree on the parent directory
-    (so a trace's ``.../werkzeug/debug/__init__.py`` is not every ``__init__.py``, and
-    ``.../flask/app.py`` is not ``examples/app.py``).
+def _path_parts(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
 
-    >>> is_named_file("core.py", "src/click/core.py")
-    True
-    >>> is_named_file("/x/site-packages/werkzeug/debug/__init__.py", "src/werkzeug/__init__.py")
-    False
+
+def named_paths(named: str, paths: Iterable[str]) -> list[str]:
+    """The indexed ``paths`` a file name or path from the question names (``core.py``,
+    ``click/core.py``, a trace's ``/home/u/.venv/.../site-packages/click/core.py``): those
+    that agree with it on the most trailing path parts. The file name must agree, and the
+    parent directory too when both have one (so a trace's ``.../werkzeug/debug/__init__.py``
+    is not every ``__init__.py``, and ``.../flask/app.py`` is not ``examples/app.py``); a bare
+    name names every file of that name. One rule for a question that is only file names and
+    for the files of a pasted trace.
+
+    >>> named_paths("core.py", ["src/click/core.py", "src/click/types.py"])
+    ['src/click/core.py']
+    >>> named_paths("a/src/index.ts", ["packages/a/src/index.ts", "packages/b/src/index.ts"])
+    ['packages/a/src/index.ts']
     """
-    want = [p for p in named.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    have = path.split("/")
-    if not want or want[-1] != have[-1]:
-        return False
-    if len(want) == 1 or len(have) == 1:
-        return True
-    return want[-2] == have[-2]
+    want = _path_parts(named)
+    if not want:
+        return []
+    best, out = 0, []
+    for path in paths:
+        if not path.endswith(want[-1]):
+            continue
+        have = path.split("/")
+        n = 0
+        while n < min(len(want), len(have)) and want[-1 - n] == have[-1 - n]:
+            n += 1
+        if n == 0 or (n == 1 and len(want) > 1 and len(have) > 1) or n < best:
+            continue
+        if n > best:
+            best, out = n, []
+        out.append(path)
+    return out
 
 
 def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list[str]:

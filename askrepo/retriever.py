@@ -399,11 +399,9 @@ class Retriever:
                 extra.append((members, w_mention))
             # files named in a pasted trace or issue
             if w_file and q.file_names:
-                named = [
-                    c
-                    for c in order
-                    if any(ranking.is_named_file(f, chunks[c].path) for f in q.file_names)
-                ]
+                have = {chunks[c].path for c in order}
+                files = {p for f in q.file_names for p in ranking.named_paths(f, have)}
+                named = [c for c in order if chunks[c].path in files]
                 extra.append((named, w_file))
             extra = [(ids, w) for ids, w in extra if ids]
             if extra:
@@ -488,13 +486,12 @@ class Retriever:
 
     def _file_query(self, q: Query, hits: list[Hit], k: int, notes: list[str]) -> list[Hit]:
         """For a question that is only file names (``fetch.js``, ``src/app/config.ts``): the
-        chunks of the indexed files it names (the exact path, or any path ending with it), in
-        file order and above everything else, whatever their class — naming a test file asks
-        for it; the other hits follow."""
+        chunks of the indexed files it names (``ranking.named_paths``), in file order and
+        above everything else, whatever their class — naming a test file asks for it; the
+        other hits follow."""
         indexed = list(self.store.files())
-        paths = [
-            p for f in q.file_names for p in indexed if p == f or p.endswith("/" + f.lstrip("./"))
-        ]
+        named = (p for f in q.file_names for p in ranking.named_paths(f, indexed))
+        paths = list(dict.fromkeys(named))
         rows = self.store.file_chunks(paths, limit=k) if paths else []
         if not rows:
             return hits

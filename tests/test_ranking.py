@@ -699,14 +699,32 @@ def test_evidence_lead_never_changes_the_first_file_nor_a_symbol_query():
         ("core.py", "src/click/core.py", True),  # a bare name: any file of that name
         ("click/core.py", "src/click/core.py", True),
         ("/home/u/.venv/lib/python3.12/site-packages/click/core.py", "src/click/core.py", True),
-        ("C:/Users/u/site-packages/click/core.py", "src/click/core.py", True),
+        ("C:\\Users\\u\\site-packages\\click\\core.py", "src/click/core.py", True),
         ("../click/core.py", "src/click/core.py", True),
+        ("./src/click/core.py", "src/click/core.py", True),
         # a trace's frame in another package, or another directory's file of the same name
         ("/x/site-packages/werkzeug/debug/__init__.py", "src/werkzeug/__init__.py", False),
         ("/x/site-packages/flask/app.py", "examples/shortly/app.py", False),
         ("core.py", "src/click/core.pyi", False),
+        ("core.py", "src/click/score.py", False),
         ("setup.py", "setup.py", True),
+        ("", "setup.py", False),
     ],
 )
-def test_is_named_file(named, path, expected):
-    assert ranking.is_named_file(named, path) is expected
+def test_named_paths_one_file(named, path, expected):
+    assert (ranking.named_paths(named, [path]) == [path]) is expected
+
+
+def test_named_paths_prefers_the_longest_agreement():
+    paths = ["packages/a/src/index.ts", "packages/b/src/index.ts", "src/index.ts", "index.ts"]
+    # every file of that name; then those agreeing on more trailing parts
+    assert ranking.named_paths("index.ts", paths) == paths
+    assert ranking.named_paths("src/index.ts", paths) == paths[:3]
+    assert ranking.named_paths("a/src/index.ts", paths) == ["packages/a/src/index.ts"]
+    # a trace's absolute path: the file that agrees furthest up
+    trace = "/home/u/proj/packages/b/src/index.ts"
+    assert ranking.named_paths(trace, paths) == ["packages/b/src/index.ts"]
+    # only the file name agrees: not named (the parent directory must agree too), except a
+    # file at the root, which has no parent to disagree with
+    assert ranking.named_paths("lib/index.ts", paths) == ["index.ts"]
+    assert ranking.named_paths("lib/index.ts", paths[:3]) == []
