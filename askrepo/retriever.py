@@ -20,6 +20,7 @@ from .errors import UsageError
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
     SYMBOL,
+    TRACE,
     Query,
     dense_query_text,
     detect_scope,
@@ -291,7 +292,7 @@ class Retriever:
 
         filters: list[str] = []
         classes: set[str] | None = None
-        q = parse_query(query)
+        q = self._report_scope(parse_query(query))
         if opts.scope:
             auto_tests, auto_docs = q.about_tests, q.about_docs
             inc_tests = opts.include_tests
@@ -483,6 +484,26 @@ class Retriever:
             files=files,
             filters=res.filters,
         )
+
+    def _report_scope(self, q: Query) -> Query:
+        """A pasted report brings tests or docs into scope only through a test or doc file it
+        names (``query.question_scope``, by the name alone); here, only when that name's
+        indexed files (``ranking.named_paths``) are all tests, or all docs, too: the
+        ``requirements.txt`` or ``notes.txt`` of a reporter's own project is not this
+        repository's docs, and a name that is no file here brings in nothing."""
+        if q.kind != TRACE or not (q.about_tests or q.about_docs):
+            return q
+        files = self.store.files()
+        by_name: dict[str, list[str]] = {}
+        for path in files:
+            by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        tests = docs = False
+        for f in q.file_names:
+            base = f.replace("\\", "/").rsplit("/", 1)[-1]
+            classes = {files[p].file_class for p in ranking.named_paths(f, by_name.get(base, ()))}
+            tests = tests or classes == {TEST}
+            docs = docs or classes == {DOC}
+        return replace(q, about_tests=q.about_tests and tests, about_docs=q.about_docs and docs)
 
     def _file_query(self, q: Query, hits: list[Hit], k: int, notes: list[str]) -> list[Hit]:
         """For a question that is only file names (``fetch.js``, ``src/app/config.ts``): the

@@ -106,6 +106,13 @@ def test_a_pasted_report_mentioning_tests_still_searches_code(retriever):
     trace = REPORT + '\n  File "tests/test_auth.py", line 12, in test_login\n'
     hits = retriever.search(trace, SearchOptions(k=10)).hits
     assert any(h.file_class == "test" for h in hits)
+    # ... but the reporter's own test file, or notes, that are no file here bring in nothing
+    for own in ('  File "tests/test_mine.py", line 3, in test_it', "see my notes.txt and guide.md"):
+        hits = retriever.search(REPORT + "\n" + own + "\n", SearchOptions(k=10)).hits
+        assert all(h.file_class not in ("test", "doc") for h in hits), own
+    # a doc file that is one here does
+    hits = retriever.search(REPORT + "\nas docs/usage.md says\n", SearchOptions(k=10)).hits
+    assert any(h.file_class == "doc" for h in hits)
 
 
 @pytest.mark.parametrize(
