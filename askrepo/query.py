@@ -171,6 +171,9 @@ class Query:
     named: tuple[str, ...] = ()  # plain words the phrasing marks as names ("the Table class")
     # a short "where is X [defined]?" question: the definition is the answer (pinned first)
     asks_definition: bool = False
+    # a pasted report's title (its first line, when that is prose): its content words, which
+    # the path-words stage reads as it reads a question's words
+    title_words: tuple[str, ...] = ()
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -364,6 +367,29 @@ def report_names(text: str, idents: list[str]) -> list[str]:
     return [n for n in idents if not theirs(n)]
 
 
+TITLE_CHARS = 200  # a first line longer than this is a paragraph, not a title
+
+
+def report_title(text: str) -> str:
+    r"""The title of a pasted report: its first non-blank line, when that is a short line of
+    prose (not a trace line, a code fence, a markdown heading or a log line); else "".
+
+    >>> report_title("Link comparison fails to normalise file://localhost/\n\nWhen I ...")
+    'Link comparison fails to normalise file://localhost/'
+    >>> report_title('Traceback (most recent call last):\n  File "a.py", line 1, in f')
+    ''
+    """
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if (
+        len(line) > TITLE_CHARS
+        or _TRACE_LINE.search(line)
+        or line.startswith(("```", "~~~", "#", ">", "$", "{", "<"))
+        or not _WORD.search(line)
+    ):
+        return ""
+    return line
+
+
 def parse_query(text: str) -> Query:
     """Parse a question once (see the module docstring)."""
     idents = query_identifiers(text)
@@ -398,4 +424,5 @@ def parse_query(text: str) -> Query:
         only_files=only_file_names(text, files),
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
         asks_definition=asks_definition(text),
+        title_words=tuple(content_words(report_title(text))) if kind == TRACE else (),
     )

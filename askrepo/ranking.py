@@ -880,8 +880,9 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
     scores = [float(h.score) for h in hits]
     if "coherence" not in off:
         scores = [s * f for s, f in zip(scores, coherence_factors(hits), strict=True)]
-    if "pathwords" not in off and q.kind == NATURAL:
-        scores = [s * path_word_factor(h.path, q.words) for s, h in zip(scores, hits, strict=True)]
+    if "pathwords" not in off and (q.kind == NATURAL or q.title_words):
+        words = q.words if q.kind == NATURAL else q.title_words  # a report: its title's words
+        scores = [s * path_word_factor(h.path, words) for s, h in zip(scores, hits, strict=True)]
     if "length" not in off and q.kind == NATURAL:
         scores = [s * _length_for(h, q) for s, h in zip(scores, hits, strict=True)]
     if "header" not in off and q.kind == NATURAL:

@@ -15,6 +15,7 @@ from askrepo.query import (
     parse_query,
     question_scope,
     report_names,
+    report_title,
 )
 
 
@@ -210,3 +211,29 @@ def test_named_words(text, named):
 )
 def test_asks_definition(text, asks):
     assert parse_query(text).asks_definition is asks
+
+
+@pytest.mark.parametrize(
+    "text, title",
+    [
+        ("Link comparison fails to normalise file://localhost/\n\nWhen I compare ...", None),
+        ("[BUG] Live flickers when printing\n\nSteps ...", None),
+        ('Traceback (most recent call last):\n  File "a.py", line 1, in f', ""),
+        ("```python\nimport click\n```", ""),
+        ("### Description\n\nIt fails", ""),
+        ("x" * 201 + "\nmore", ""),
+        ("\n\n  Upgrade breaks the cache  \n\nbody", "Upgrade breaks the cache"),
+    ],
+)
+def test_report_title(text, title):
+    expected = text.strip().splitlines()[0] if title is None else title
+    assert report_title(text) == expected
+
+
+def test_title_words_only_for_a_pasted_report():
+    report = "Cache lookup ignores the TTL\n\n" + "\n".join(
+        f"step {i}: call get()" for i in range(8)
+    )
+    q = parse_query(report)
+    assert q.kind == TRACE and q.title_words == ("cache", "lookup", "ignores", "ttl")
+    assert parse_query("how does the cache lookup work?").title_words == ()

@@ -187,6 +187,30 @@ def test_path_words_apply_to_natural_language_only():
     assert paths(out) == ["a/loader.py", "a/config.py"]
 
 
+def test_path_words_of_a_pasted_reports_title():
+    """A report (kind trace) is matched by its title's words only: the body's many words would
+    name half the files. Worked numbers: the title says "lists", so ``src/req/lists.py`` gets
+    PATH_STEM_BOOST: 0.019 * 1.08 = 0.02052 overtakes ``install.py``'s 0.02, which only the
+    body names."""
+    body = "\n".join(f"line {i}: pip install -r requirements.txt failed again" for i in range(8))
+    q = parse_query("Recursive loops in requirement file lists not detected\n\n" + body)
+    assert q.kind == "trace" and "recursive" in q.title_words and "install" not in q.title_words
+    off = ("coherence", "length", "priors", "trivial", "mentions")
+    hits = [hit("src/cli/install.py", 0.02), hit("src/req/lists.py", 0.019)]
+    out = ranking.rescore(hits, q, disabled=off)
+    assert paths(out) == ["src/req/lists.py", "src/cli/install.py"]
+    assert round(out[0].score, 5) == round(0.019 * ranking.PATH_STEM_BOOST, 5)
+    # without a title (a bare trace) nothing moves
+    bare = parse_query("Traceback (most recent call last):\n" + body)
+    assert bare.title_words == ()
+    assert paths(ranking.rescore(hits, bare, disabled=off)) == [
+        "src/cli/install.py",
+        "src/req/lists.py",
+    ]
+    # the stage's ablation switch turns it off
+    assert paths(ranking.rescore(hits, q, disabled=(*off, "pathwords")))[0] == "src/cli/install.py"
+
+
 # --- saturation -----------------------------------------------------------------------------
 
 
