@@ -33,16 +33,8 @@ def git(git_dir: Path, *args: str) -> str:
     ).stdout
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--git-dir", required=True, type=Path)
-    ap.add_argument("--project", required=True)
-    ap.add_argument("--owner", required=True)
-    ap.add_argument("--src", default="src/")
-    ap.add_argument("--n", type=int, default=40)
-    ap.add_argument("--max-files", type=int, default=3)
-    args = ap.parse_args()
-    g = args.git_dir
+def from_changelog(g: Path, owner: str, project: str) -> list[tuple[int, str, int]]:
+    """(issue, fix commit, commit time) for each issue the changelog at HEAD names."""
     tracked = git(g, "ls-tree", "-r", "--name-only", "HEAD").split()
     changelogs = [f for f in tracked if re.match(r"CHANGES|CHANGELOG", f)]
     if not changelogs:
@@ -51,23 +43,72 @@ def main() -> None:
     # the reference as written, and the text to look for in the changelog's history
     ref = re.compile(
         r"(?:\{issue\}|:issue:)`(\d+)`|github\.com/"
-        + re.escape(f"{args.owner}/{args.project}")
+        + re.escape(f"{owner}/{project}")
         + r"/issues/(\d+)\b"
     )
     issues: dict[int, str] = {}
     for m in ref.finditer(text):
         n = int(m.group(1) or m.group(2))
         issues.setdefault(n, f"`{n}`" if m.group(1) else f"/issues/{n}")
-    found = []
+    fixes = []
     for n, token in issues.items():
         log = git(g, "log", "--format=%H %ct", "-S", token, "--", *CHANGELOGS)
-        if not log.strip():
-            continue
-        sha, ct = log.strip().splitlines()[-1].split()
+        if log.strip():
+            sha, ct = log.strip().splitlines()[-1].split()
+            fixes.append((n, sha, int(ct)))
+    return fixes
+
+
+def from_fragments(g: Path, patterns: list[str]) -> list[tuple[int, str, int]]:
+    """(issue, fix commit, commit time) from news fragments named after their issue
+    (towncrier: ``news/1234.bugfix.rst``): the oldest commit that added a fragment of that
+    number is the fix (the fragment is written in the same change as the code)."""
+    log = git(g, "log", "--diff-filter=A", "--name-only", "--format=@%H %ct", "--", *patterns)
+    fixes: dict[int, tuple[int, str, int]] = {}
+    sha, ct = "", 0
+    for line in log.splitlines():
+        if line.startswith("@"):
+            sha, t = line[1:].split()
+            ct = int(t)
+        elif m := re.match(r"(\d+)\.", line.rsplit("/", 1)[-1]):
+            fixes[int(m.group(1))] = (int(m.group(1)), sha, ct)  # newest first: oldest wins
+    return sorted(fixes.values())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--git-dir", required=True, type=Path)
+    ap.add_argument("--project", required=True)
+    ap.add_argument("--owner", required=True)
+    ap.add_argument("--src", default="src/")
+    ap.add_argument(
+        "--fragments",
+        nargs="+",
+        help="git pathspecs of news fragments named after their issue, e.g. "
+        "':(glob)news/*.bugfix.rst' (towncrier), instead of the changelog's references",
+    )
+    ap.add_argument("--exclude", default="", help="a path prefix under --src to leave out")
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--max-files", type=int, default=3)
+    args = ap.parse_args()
+    g = args.git_dir
+    fixes = (
+        from_fragments(g, args.fragments)
+        if args.fragments
+        else from_changelog(g, args.owner, args.project)
+    )
+    found = []
+    for n, sha, ct in fixes:
         changed = git(g, "show", "--format=", "--name-only", sha).split()
-        src = [f for f in changed if f.startswith(args.src) and f.endswith(".py")]
+        src = [
+            f
+            for f in changed
+            if f.startswith(args.src)
+            and f.endswith(".py")
+            and not (args.exclude and f.startswith(args.exclude))
+        ]
         if src:
-            found.append({"issue": n, "commit": sha, "time": int(ct), "files": src})
+            found.append({"issue": n, "commit": sha, "time": ct, "files": src})
     random.seed(0)
     random.shuffle(found)
     cases = []
