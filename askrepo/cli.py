@@ -505,12 +505,18 @@ def print_files(result: Any) -> None:
         out.print(f"No results for {escape(repr(result.query))}.")
         return
     t = Table(box=None, header_style="bold")
-    for col, just in (("#", "right"), ("file", "left"), ("score", "right"), ("best", "left")):
-        t.add_column(col, justify=just)
+    # the path is the answer: it keeps its width (folding only past the terminal's); the best
+    # chunk's symbol is cut instead. Every column has a minimum width, or a narrow terminal
+    # would drop the rank and the score altogether.
+    widest = max(len(f.path) for f in result.files)
+    t.add_column("#", justify="right", no_wrap=True, min_width=2)
+    t.add_column("file", overflow="fold", min_width=min(widest, 60))
+    t.add_column("score", justify="right", no_wrap=True, min_width=6)
+    t.add_column("best", no_wrap=True, overflow="ellipsis", min_width=12)
     for f in result.files:
         b = f.best
         best = f"{b['start_line']}-{b['end_line']}" + (f" {b['symbol']}" if b["symbol"] else "")
-        t.add_row(str(f.rank), f.path, f"{f.score:.4f}", best)
+        t.add_row(str(f.rank), escape(f.path), f"{f.score:.4f}", escape(best))
     out.print(t)
 
 

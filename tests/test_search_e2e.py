@@ -433,3 +433,30 @@ def test_a_forked_child_gets_its_own_search_pool(retriever, monkeypatch):
     again = [h.location for h in retriever.search(q, SearchOptions(k=5)).hits]
     assert again == first
     assert module._POOL[0] == parent_pid + 1 and module._POOL[1] is not parent_pool
+
+
+def test_files_table_keeps_paths_whole_in_a_narrow_terminal(monkeypatch):
+    """``search --files`` answers with paths: an 80-column terminal cuts the best chunk's
+    symbol, never the path, keeps the rank and score, and prints ``[id]`` literally."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from askrepo import cli
+    from askrepo.files import FileHit
+
+    long_path = "src/pip/_internal/resolution/resolvelib/factory.py"
+    files = [
+        FileHit(1, long_path, 0.0611, {"start_line": 544, "end_line": 584,
+                                        "symbol": "Factory.collect_root_requirements"}),
+        FileHit(2, "app/[id]/page.tsx", 0.0302, {"start_line": 1, "end_line": 9, "symbol": None}),
+    ]  # fmt: skip
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=buf, width=80, color_system=None))
+    cli.print_files(SimpleNamespace(files=files, query="q"))
+    lines = buf.getvalue().splitlines()
+    assert lines[0].split() == ["#", "file", "score", "best"]
+    assert lines[1].split()[:3] == ["1", long_path, "0.0611"]
+    assert lines[2].split()[:4] == ["2", "app/[id]/page.tsx", "0.0302", "1-9"]
+    assert "544-584 Factory" in lines[1] and len(lines) == 3
