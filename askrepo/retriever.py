@@ -494,13 +494,9 @@ class Retriever:
         if q.kind != TRACE or not (q.about_tests or q.about_docs):
             return q
         files = self.store.files()
-        by_name: dict[str, list[str]] = {}
-        for path in files:
-            by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
         tests = docs = False
         for f in q.file_names:
-            base = f.replace("\\", "/").rsplit("/", 1)[-1]
-            classes = {files[p].file_class for p in ranking.named_paths(f, by_name.get(base, ()))}
+            classes = {files[p].file_class for p in ranking.named_paths(f, files)}
             tests = tests or classes == {TEST}
             docs = docs or classes == {DOC}
         return replace(q, about_tests=q.about_tests and tests, about_docs=q.about_docs and docs)
