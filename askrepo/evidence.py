@@ -32,6 +32,7 @@ from askrepo.ranking import (
     THIN_BODY,
     body_lines,
     definition_line,
+    is_constructor,
     wrapper_callee,
 )
 
@@ -51,6 +52,7 @@ CANDIDATES = 8  # top hits considered for the best definition
 W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
 WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than definitions
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
+CONSTRUCTOR_FACTOR = 0.6  # a constructor whose class has another method among the candidates
 SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them / not
 KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
 KEY_LINE_MIN = 0.15  # ... and at least this share of the whole question's weight
@@ -454,7 +456,9 @@ def score_candidates(
     question and the hit's :func:`header_text` (when given). Non-definitions (windows,
     sections) get WINDOW_FACTOR of that, except documentation sections for a question about
     the docs; a class header whose method is also a candidate gets
-    CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class.
+    CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class; a
+    constructor whose class has another method among the candidates gets CONSTRUCTOR_FACTOR
+    (``_constructors``).
 
     A question that is one bare name (``Router``, ``HttpClient.send``: a symbol query), or
     that only asks where one is ("where is Console defined?"), keeps retrieval's order (the
@@ -507,8 +511,30 @@ def score_candidates(
             for j in members:
                 scores[j] += W_NAMED * 0.5
         scores[i] *= CLASS_FACTOR
+    _constructors(hits, scores, named)
     _delegate(hits, scores, graph)
     return [round(s, 6) for s in scores]
+
+
+def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> None:
+    """A constructor sets its object up; the behaviour a question asks about is in the class's
+    other methods. When one of them is a candidate too, the constructor's score is multiplied
+    by CONSTRUCTOR_FACTOR (in place), unless the question names it. ``SocketHandler.__construct``
+    lists every option of "keep a persistent socket connection open and retry partial writes";
+    ``SocketHandler.writeToSocket`` does it."""
+    for i, h in enumerate(hits):
+        sym = h.symbol or ""
+        if h.kind != "method" or not is_constructor(sym, h.path):
+            continue
+        owner, last = sym.rsplit(".", 1)
+        if sym in named or last in named:
+            continue
+        siblings = (
+            j != i and m.kind == "method" and (m.symbol or "").startswith(owner + ".")
+            for j, m in enumerate(hits)
+        )
+        if any(siblings):
+            scores[i] *= CONSTRUCTOR_FACTOR
 
 
 def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:

@@ -872,6 +872,35 @@ def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
     return [replace(hits[i], score=scores[i]) for i in order]
 
 
+CONSTRUCTOR_NAMES = frozenset(
+    {"__init__", "__new__", "__construct", "constructor", "new", "init", "initialize"}
+)
+# languages whose constructor is named after its class (``Foo.Foo``); in Go or Rust a method
+# named after its type is an ordinary method (``Group.Group`` adds a sub-group)
+_CLASS_NAMED_CONSTRUCTORS = frozenset(
+    {".java", ".cs", ".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h", ".dart"}
+)
+
+
+def is_constructor(symbol: str | None, path: str = "") -> bool:
+    """A method that constructs its class: ``Handler.__init__``, ``Socket.__construct``,
+    ``Subject.constructor``, ``Store.init``, ``Client.new``, ``Logger.initialize``, or, in
+    a language whose constructors carry the class's name (Java, C#, C++, Dart), ``Foo.Foo``.
+
+    >>> is_constructor("RichHandler.__init__"), is_constructor("Bridge.Bridge", "Bridge.java")
+    (True, True)
+    >>> is_constructor("Group.Group", "group.go"), is_constructor("init")
+    (False, False)
+    """
+    if not symbol or "." not in symbol:
+        return False
+    owner, last = symbol.rsplit(".", 1)
+    if last in CONSTRUCTOR_NAMES:
+        return True
+    ext = path[path.rfind(".") :].lower() if "." in path else ""
+    return ext in _CLASS_NAMED_CONSTRUCTORS and last == owner.rsplit(".", 1)[-1]
+
+
 def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
     """Apply the enabled re-scoring stages (coherence, pathwords, length, header, priors,
     mentions, trivial) to the fused candidates (best first) and return them re-sorted (ties

@@ -457,3 +457,50 @@ def test_the_projects_own_name_is_not_a_question_term():
     card = evidence_card(q, hits, project="click-8.4.1")
     assert card.missing == ["decide"]
     assert "words: decide." in card.text
+
+
+SOCKET_CTOR = (
+    "/**\n * @param bool $persistent Keep the socket connection open between writes\n */\n"
+    "public function __construct(string $connectionString, bool $persistent = false,\n"
+    "    int $retries = 3)\n{\n    $this->connectionString = $connectionString;\n"
+    "    $this->persistent = $persistent;\n    $this->retries = $retries;\n}"
+)
+SOCKET_WRITE = (
+    "private function writeToSocket(string $data): void\n{\n    $length = strlen($data);\n"
+    "    $sent = 0;  // retry partial writes until all is sent\n"
+    "    while ($this->isConnected() && $sent < $length) {\n"
+    "        $chunk = $this->fwrite(substr($data, $sent));\n        $sent += $chunk;\n    }\n}"
+)
+
+
+def test_a_constructor_yields_to_another_method_of_its_class(monkeypatch):
+    """Worked numbers: with no term weights and no similarity a hit scores ``W_PRIOR / rank``;
+    the constructor (rank 1: 1.0) has a sibling method among the candidates, so it scores
+    1.0 x CONSTRUCTOR_FACTOR = 0.6, still above the method's 0.5 — the factor alone does not
+    reorder. With the question's words, which the constructor's parameters and doc carry too,
+    the constructor scores 2.338 and the method 1.524; the factor makes that 1.403 < 1.524."""
+    from askrepo import evidence
+    from askrepo.evidence import CONSTRUCTOR_FACTOR
+
+    ctor = hit(1, "src/SocketHandler.php", 50, SOCKET_CTOR, "SocketHandler.__construct", "method")
+    write = hit(
+        2, "src/SocketHandler.php", 395, SOCKET_WRITE, "SocketHandler.writeToSocket", "method"
+    )
+    assert score_candidates("how does it work", [ctor, write], {}) == [
+        round(1.0 * CONSTRUCTOR_FACTOR, 6),
+        0.5,
+    ]
+    q = "keep a persistent socket connection open and retry partial writes"
+    texts = [f"{h.symbol}\n{h.text}" for h in (ctor, write)]
+    weights = term_weights(question_terms(q), texts)
+    scores = score_candidates(q, [ctor, write], weights)
+    assert scores == [1.403098, 1.523706]  # 2.338496 x 0.6 for the constructor
+    assert evidence_card(q, [ctor, write]).sources[0].symbol == "SocketHandler.writeToSocket"
+    monkeypatch.setattr(evidence, "CONSTRUCTOR_FACTOR", 1.0)  # without the rule: the constructor
+    assert evidence_card(q, [ctor, write]).sources[0].symbol == "SocketHandler.__construct"
+    # without a sibling method among the candidates the constructor is not touched ...
+    other = hit(2, "src/Other.php", 9, SOCKET_WRITE, "Other.writeToSocket", "method")
+    assert score_candidates("how does it work", [ctor, other], {}) == [1.0, 0.5]
+    # ... nor when the question names it
+    named = score_candidates("what does SocketHandler.__construct set?", [ctor, write], {})
+    assert named[0] == 4.0  # W_NAMED + W_PRIOR / 1, no factor
