@@ -335,7 +335,8 @@ class Retriever:
         # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
         fts_rows = None
         if opts.mode in ("fts", "hybrid") and q.fts:
-            fts_rows = _background(self.store.fts, q.fts, n, classes)
+            depth = ranking.fts_depth(q, n, "deepfts" not in off)
+            fts_rows = _background(self.store.fts, q.fts, depth, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:

@@ -415,6 +415,28 @@ def test_full_text_search_runs_beside_the_embedding_and_its_errors_reach_the_cal
         retriever.search(q, SearchOptions(k=8))
 
 
+def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, monkeypatch):
+    """The ``deepfts`` stage: the real index is asked for 2 x 50 full-text candidates for a
+    question in words, 50 for a bare name, and 50 when the stage is switched off."""
+    depths: list[int] = []
+    real_fts = retriever.store.fts
+
+    def fts(query, n, classes=None):
+        depths.append(n)
+        return real_fts(query, n, classes)
+
+    monkeypatch.setattr(retriever.store, "fts", fts)
+    retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
+    retriever.search("apply_discount", SearchOptions(k=8))
+    retriever.search(
+        "how is a discount code applied to a price?", SearchOptions(k=8, disabled=("deepfts",))
+    )
+    assert depths == [100, 50, 50]
+    # k = 40 reads 3 x 40 = 120 dense candidates, so 240 full-text ones
+    retriever.search("how is a discount code applied to a price?", SearchOptions(k=40))
+    assert depths[-1] == 240
+
+
 def test_a_forked_child_gets_its_own_search_pool(retriever, monkeypatch):
     """The worker pool belongs to the process that made it: after a fork (seen as another
     pid) the next search makes a new pool instead of submitting to the parent's, whose threads
