@@ -50,6 +50,9 @@ CANDIDATES = 8  # top hits considered for the best definition
 # the signature + doc, by the whole text, and of the retrieval rank prior (1/rank)
 # and of the cosine similarity of the question and the definition's header
 W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
+# The retrieval prior: half retrieval's order (1/rank), half its confidence (the hit's score as
+# a share of the first hit's), so a near-tie at the top is not read as a 2:1 preference.
+PRIOR_RANK_SHARE = 0.5
 WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than definitions
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
 CONSTRUCTOR_FACTOR = 0.6  # a constructor whose class has another method among the candidates
@@ -449,10 +452,11 @@ def score_candidates(
 ) -> list[float]:
     """How well each hit answers the question (higher is better), one score per hit.
 
-    ``3·named + 1.5·name + 1·head + 1·body + 1/rank + 1.5·sim``: ``named`` = the question
+    ``3·named + 1.5·name + 1·head + 1·body + prior + 1.5·sim``: ``named`` = the question
     names the hit's symbol (or its last part); ``name`` / ``head`` / ``body`` = weighted
     coverage of the question's terms by the symbol's parts, by its signature + leading doc, and
-    by its whole text; ``1/rank`` keeps retrieval's order as the prior; ``sim`` = cosine of the
+    by its whole text; ``prior`` (:func:`retrieval_prior`) keeps retrieval's order and
+    confidence; ``sim`` = cosine of the
     question and the hit's :func:`header_text` (when given). Non-definitions (windows,
     sections) get WINDOW_FACTOR of that, except documentation sections for a question about
     the docs; a class header whose method is also a candidate gets
@@ -475,6 +479,7 @@ def score_candidates(
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in parsed.identifiers for n in (q, _last(q))}
     graph = graph or Graph()
+    priors = retrieval_prior([float(getattr(h, "score", 0) or 0) for h in hits])
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
     mentioned = (parsed.mentions_tests, parsed.mentions_docs)
     scores: list[float] = []
@@ -491,7 +496,7 @@ def score_candidates(
         head_cov = coverage(terms_of(head), weights)
         body_cov = coverage(terms_of(h.text), weights)
         s = W_NAMED * exact + W_NAME * name_cov + W_HEAD * head_cov + W_BODY * body_cov
-        s += W_PRIOR / rank
+        s += W_PRIOR * priors[rank - 1]
         if similarity is not None and rank - 1 < len(similarity):
             s += W_SIM * similarity[rank - 1]
         # a documentation section is the unit of answer to a question about the docs
@@ -535,6 +540,23 @@ def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> 
         )
         if any(siblings):
             scores[i] *= CONSTRUCTOR_FACTOR
+
+
+def retrieval_prior(scores: Sequence[float], rank_share: float | None = None) -> list[float]:
+    """Retrieval's prior for each hit (best first): ``a/rank + (1 - a)·score/first score``
+    (``a`` = PRIOR_RANK_SHARE). ``1/rank`` alone reads any order as 1 : 1/2 : 1/3; the score
+    share says how close the runners-up came. Without positive scores, ``1/rank``.
+
+    >>> retrieval_prior([0.032, 0.031, 0.016])  # rank 2 nearly tied with rank 1
+    [1.0, 0.734375, 0.416667]
+    >>> retrieval_prior([1.0, 0.5, 1 / 3])  # scores that fall as 1/rank: the prior is 1/rank
+    [1.0, 0.5, 0.333333]
+    """
+    a = PRIOR_RANK_SHARE if rank_share is None else rank_share
+    best = scores[0] if scores else 0.0
+    if not best or best <= 0:
+        return [round(1 / r, 6) for r in range(1, len(scores) + 1)]
+    return [round(a / r + (1 - a) * max(0.0, s / best), 6) for r, s in enumerate(scores, 1)]
 
 
 def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:

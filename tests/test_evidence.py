@@ -504,3 +504,20 @@ def test_a_constructor_yields_to_another_method_of_its_class(monkeypatch):
     # ... nor when the question names it
     named = score_candidates("what does SocketHandler.__construct set?", [ctor, write], {})
     assert named[0] == 4.0  # W_NAMED + W_PRIOR / 1, no factor
+
+
+def test_a_near_tie_in_retrieval_lets_the_better_described_hit_lead():
+    """The card's prior is half 1/rank, half the hit's retrieval score as a share of the
+    first's (``retrieval_prior``). Worked numbers, term weights pars 1.0, token 0.5 (total 1.5):
+    ``alpha`` covers pars (body 1/1.5 = 0.667), ``beta`` pars + token (body 1.0).
+    Scores 0.032 / 0.031 (a near-tie): priors 1.0 and 0.5/2 + 0.5·0.031/0.032 = 0.734,
+    so alpha 0.667 + 1.0 = 1.667 < beta 1.0 + 0.734 = 1.734. Scores 1.0 / 0.5 (rank 2 far
+    behind): priors 1.0 and 0.5, alpha 1.667 > beta 1.5 — retrieval's order holds."""
+    a = hit(1, "a.py", 1, "def alpha(x):\n    y = x + 1\n    return parse(y)", "alpha")
+    b = hit(2, "b.py", 1, "def beta(x):\n    y = x + 1\n    return parse_token(y)", "beta")
+    weights = {"pars": 1.0, "token": 0.5}
+    q = "how is a token parsed"
+    tied = [replace(a, score=0.032), replace(b, score=0.031)]
+    assert score_candidates(q, tied, weights) == [1.666667, 1.734375]
+    apart = [replace(a, score=1.0), replace(b, score=0.5)]
+    assert score_candidates(q, apart, weights) == [1.666667, 1.5]
