@@ -55,7 +55,7 @@ W_NAMED, W_NAME, W_HEAD, W_BODY, W_PRIOR, W_SIM = 3.0, 1.5, 1.0, 1.0, 1.0, 1.5
 PRIOR_RANK_SHARE = 0.5
 WINDOW_FACTOR = 0.5  # windows / sections answer "how" questions less often than definitions
 CLASS_FACTOR = 0.6  # a class header whose method is also a candidate
-CONSTRUCTOR_FACTOR = 0.6  # a constructor whose class has another method among the candidates
+CONSTRUCTOR_FACTOR = 0.6  # a constructor, when another function or method is a candidate
 SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them / not
 KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
 KEY_LINE_MIN = 0.15  # ... and at least this share of the whole question's weight
@@ -461,7 +461,7 @@ def score_candidates(
     sections) get WINDOW_FACTOR of that, except documentation sections for a question about
     the docs; a class header whose method is also a candidate gets
     CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class; a
-    constructor whose class has another method among the candidates gets CONSTRUCTOR_FACTOR
+    constructor gets CONSTRUCTOR_FACTOR when another function or method is a candidate
     (``_constructors``).
 
     A question that is one bare name (``Router``, ``HttpClient.send``: a symbol query), or
@@ -522,23 +522,25 @@ def score_candidates(
 
 
 def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> None:
-    """A constructor sets its object up; the behaviour a question asks about is in the class's
-    other methods. When one of them is a candidate too, the constructor's score is multiplied
-    by CONSTRUCTOR_FACTOR (in place), unless the question names it. ``SocketHandler.__construct``
-    lists every option of "keep a persistent socket connection open and retry partial writes";
-    ``SocketHandler.writeToSocket`` does it."""
+    """A constructor sets its object up; its parameters repeat the question's words, but the
+    behaviour asked about is in some other function or method. When one (not a constructor,
+    and not a later part of this one) is a candidate too, the constructor's score is
+    multiplied by CONSTRUCTOR_FACTOR (in place), unless the question names it.
+    ``SocketHandler.__construct`` lists every option of "keep a persistent socket connection
+    open and retry partial writes"; ``SocketHandler.writeToSocket`` does it."""
     for i, h in enumerate(hits):
         sym = h.symbol or ""
         if h.kind != "method" or not is_constructor(sym, h.path):
             continue
-        owner, last = sym.rsplit(".", 1)
-        if sym in named or last in named:
+        if sym in named or sym.rsplit(".", 1)[1] in named:
             continue
-        siblings = (
-            j != i and m.kind == "method" and (m.symbol or "").startswith(owner + ".")
-            for j, m in enumerate(hits)
+        others = (
+            m.kind in ("function", "method")
+            and m.symbol != sym
+            and not is_constructor(m.symbol, m.path)
+            for m in hits
         )
-        if any(siblings):
+        if any(others):
             scores[i] *= CONSTRUCTOR_FACTOR
 
 

@@ -473,9 +473,9 @@ SOCKET_WRITE = (
 )
 
 
-def test_a_constructor_yields_to_another_method_of_its_class(monkeypatch):
+def test_a_constructor_yields_to_another_method(monkeypatch):
     """Worked numbers: with no term weights and no similarity a hit scores ``W_PRIOR / rank``;
-    the constructor (rank 1: 1.0) has a sibling method among the candidates, so it scores
+    the constructor (rank 1: 1.0) has another method among the candidates, so it scores
     1.0 x CONSTRUCTOR_FACTOR = 0.6, still above the method's 0.5 — the factor alone does not
     reorder. With the question's words, which the constructor's parameters and doc carry too,
     the constructor scores 2.338 and the method 1.524; the factor makes that 1.403 < 1.524."""
@@ -498,9 +498,10 @@ def test_a_constructor_yields_to_another_method_of_its_class(monkeypatch):
     assert evidence_card(q, [ctor, write]).sources[0].symbol == "SocketHandler.writeToSocket"
     monkeypatch.setattr(evidence, "CONSTRUCTOR_FACTOR", 1.0)  # without the rule: the constructor
     assert evidence_card(q, [ctor, write]).sources[0].symbol == "SocketHandler.__construct"
-    # without a sibling method among the candidates the constructor is not touched ...
-    other = hit(2, "src/Other.php", 9, SOCKET_WRITE, "Other.writeToSocket", "method")
-    assert score_candidates("how does it work", [ctor, other], {}) == [1.0, 0.5]
+    # without another function or method among the candidates it is not touched ...
+    header = hit(2, "src/SocketHandler.php", 20, "class SocketHandler {", "SocketHandler", "class")
+    # (the class header, whose method is a candidate, gets CLASS_FACTOR: 0.5 x 0.6)
+    assert score_candidates("how does it work", [ctor, header], {}) == [1.0, 0.3]
     # ... nor when the question names it
     named = score_candidates("what does SocketHandler.__construct set?", [ctor, write], {})
     assert named[0] == 4.0  # W_NAMED + W_PRIOR / 1, no factor
@@ -521,3 +522,11 @@ def test_a_near_tie_in_retrieval_lets_the_better_described_hit_lead():
     assert score_candidates(q, tied, weights) == [1.666667, 1.734375]
     apart = [replace(a, score=1.0), replace(b, score=0.5)]
     assert score_candidates(q, apart, weights) == [1.666667, 1.5]
+
+
+def test_a_constructor_split_in_parts_is_not_its_own_sibling():
+    """Two chunks of one long ``__init__`` (the second a later part, same symbol) are not
+    "another method": scores stay W_PRIOR / rank (1.0, 0.5)."""
+    first = hit(1, "h.py", 10, "def __init__(self, a):\n    self.a = a", "H.__init__", "method")
+    later = hit(2, "h.py", 60, "    self.b = 2\n    self.c = 3", "H.__init__", "method")
+    assert score_candidates("how does it work", [first, later], {}) == [1.0, 0.5]
