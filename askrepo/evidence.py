@@ -479,7 +479,7 @@ def score_candidates(
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
     named = {n for q in parsed.identifiers for n in (q, _last(q))}
     graph = graph or Graph()
-    priors = retrieval_prior([float(getattr(h, "score", 0) or 0) for h in hits])
+    priors = retrieval_prior([h.score for h in hits])
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
     mentioned = (parsed.mentions_tests, parsed.mentions_docs)
     scores: list[float] = []
@@ -532,7 +532,7 @@ def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> 
         sym = h.symbol or ""
         if h.kind != "method" or not is_constructor(sym, h.path):
             continue
-        if sym in named or sym.rsplit(".", 1)[1] in named:
+        if sym in named or _last(sym) in named:
             continue
         others = (
             m.kind in ("function", "method")
@@ -556,7 +556,7 @@ def retrieval_prior(scores: Sequence[float], rank_share: float | None = None) ->
     """
     a = PRIOR_RANK_SHARE if rank_share is None else rank_share
     best = scores[0] if scores else 0.0
-    if not best or best <= 0:
+    if best <= 0:
         return [round(1 / r, 6) for r in range(1, len(scores) + 1)]
     return [round(a / r + (1 - a) * max(0.0, s / best), 6) for r, s in enumerate(scores, 1)]
 

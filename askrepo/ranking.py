@@ -50,6 +50,7 @@ Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -920,7 +921,7 @@ def is_constructor(symbol: str | None, path: str = "") -> bool:
     owner, last = symbol.rsplit(".", 1)
     if last in CONSTRUCTOR_NAMES:
         return True
-    ext = path[path.rfind(".") :].lower() if "." in path else ""
+    ext = os.path.splitext(path)[1].lower()  # of the file name only: not "pkg.v2/Foo"
     return ext in _CLASS_NAMED_CONSTRUCTORS and last == owner.rsplit(".", 1)[-1]
 
 
