@@ -504,18 +504,21 @@ def score_candidates(
             s *= WINDOW_FACTOR
         s *= _class_factor(file_class, about_tests, about_docs, mentioned)
         scores.append(s)
-    # A class header holds no behaviour: when one of its methods is a candidate too, the method
-    # is the better answer (it inherits the bonus of a question naming the class).
+    # A class declaration holds no behaviour of its own: when a function or method is a
+    # candidate too, that is the better answer to a question about what the code does. A class
+    # the question names keeps its score, unless one of its own methods is a candidate (which
+    # then inherits half the bonus of the name).
+    callables = any(m.kind in ("function", "method") for m in hits)
     for i, h in enumerate(hits):
         if h.kind != "class" or not h.symbol:
             continue
         members = [j for j, m in enumerate(hits) if (m.symbol or "").startswith(h.symbol + ".")]
-        if not members:
-            continue
-        if h.symbol in named or _last(h.symbol) in named:
+        is_named = h.symbol in named or _last(h.symbol) in named
+        if is_named:
             for j in members:
                 scores[j] += W_NAMED * 0.5
-        scores[i] *= CLASS_FACTOR
+        if members or (callables and not is_named):
+            scores[i] *= CLASS_FACTOR
     _constructors(hits, scores, named)
     _delegate(hits, scores, graph)
     return [round(s, 6) for s in scores]

@@ -530,3 +530,47 @@ def test_a_constructor_split_in_parts_is_not_its_own_sibling():
     first = hit(1, "h.py", 10, "def __init__(self, a):\n    self.a = a", "H.__init__", "method")
     later = hit(2, "h.py", 60, "    self.b = 2\n    self.c = 3", "H.__init__", "method")
     assert score_candidates("how does it work", [first, later], {}) == [1.0, 0.5]
+
+
+def test_a_class_yields_to_a_function_unless_the_question_names_it(monkeypatch):
+    """A class declaration holds no behaviour of its own: with a function or method among the
+    candidates, a class the question does not name gets CLASS_FACTOR even when none of its own
+    methods is a candidate. Worked numbers (no term weights, no similarity, W_PRIOR / rank):
+    the class at rank 1 scores 1.0 x 0.6 = 0.6 and the function at rank 2 keeps 0.5. With
+    term weights sourc 0.5, file 0.5, classifi 1.0 (total 2.0), ``SourceFile`` covers half of
+    them in its name, head and body: 1.5 x 0.5 + 0.5 + 0.5 + prior 1.0 = 2.75, and
+    ``classify`` the other half: 0.75 + 0.5 + 0.5 + 0.5 = 2.25; the factor makes the class
+    1.65 < 2.25."""
+    from askrepo.evidence import CLASS_FACTOR
+
+    record = hit(1, "askrepo/datatypes.py", 35, SOURCE_FILE, "SourceFile", "class")
+    fn = hit(2, "askrepo/ingest.py", 80, CLASSIFY, "classify")
+    assert score_candidates("how does it work", [record, fn], {}) == [
+        round(1.0 * CLASS_FACTOR, 6),
+        0.5,
+    ]
+    q = "how is a source file classified as a test or documentation"
+    weights = {"sourc": 0.5, "file": 0.5, "classifi": 1.0}
+    assert score_candidates(q, [record, fn], weights) == [1.65, 2.25]
+    assert evidence_card(q, [record, fn]).sources[0].symbol == "classify"
+    from askrepo import evidence
+
+    monkeypatch.setattr(evidence, "CLASS_FACTOR", 1.0)  # without the rule: the class leads
+    assert score_candidates(q, [record, fn], weights) == [2.75, 2.25]
+    monkeypatch.setattr(evidence, "CLASS_FACTOR", CLASS_FACTOR)
+    # a class with no function or method beside it keeps its score ...
+    other = hit(2, "askrepo/datatypes.py", 60, "class Chunk:\n    path: str", "Chunk", "class")
+    assert score_candidates("how does it work", [record, other], {}) == [1.0, 0.5]
+    # ... and so does a class the question names (none of its methods is a candidate)
+    assert score_candidates("what does SourceFile hold?", [record, fn], {}) == [4.0, 0.5]
+
+
+SOURCE_FILE = (
+    "@dataclass(frozen=True)\nclass SourceFile:\n"
+    '    """A file to index: its path and its class (code, test, doc or config)."""\n'
+    "    path: str\n    file_class: str"
+)
+CLASSIFY = (
+    "def classify(path):\n    if is_test(path):\n        return TEST\n"
+    "    return DOC if is_doc(path) else CODE"
+)
