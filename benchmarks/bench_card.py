@@ -1,0 +1,163 @@
+"""card@1 of the evidence card (`ask --backend none`) and a sweep of its weights.
+
+card@1 = the card's first citation covers a gold target of the question. Each answerable
+question is retrieved once (the same search, call graph and header similarity as
+``askrepo.answer.ask``); every weight setting is then scored on those saved candidates with
+``evidence.score_candidates`` alone, so a sweep costs no retrieval:
+
+    python benchmarks/bench_card.py --manifest eval/dev/manifest.json --sweep
+    python benchmarks/bench_card.py --repo CLICK --queries eval/click.json --set W_SIM=2.0
+
+``--sweep`` varies one constant at a time around the defaults (``GRID``); ``--set NAME=V``
+(repeatable) scores one setting. Retrieval is held fixed: its ``evidence`` stage reads the
+same constants, so a setting adopted here is confirmed with ``bench_answers.py``. Each row prints card@1 and the questions gained / lost
+against the defaults. The numbers in docs/ask.md come from this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from askrepo import evidence  # noqa: E402
+from askrepo.answer import header_similarity  # noqa: E402
+from askrepo.evaluate import is_hit, load_manifest, load_queries  # noqa: E402
+from askrepo.evidence import gather_graph, question_weights, score_candidates  # noqa: E402
+from askrepo.retriever import Retriever, SearchOptions  # noqa: E402
+
+# The card's constants and the values a sweep tries for each (the default is added).
+GRID: dict[str, list[float]] = {
+    "W_NAMED": [2.0, 4.0],
+    "W_NAME": [0.5, 1.0, 2.0, 2.5],
+    "W_HEAD": [0.5, 1.5, 2.0],
+    "W_BODY": [0.5, 1.5, 2.0],
+    "W_PRIOR": [0.5, 1.5, 2.0],
+    "W_SIM": [0.5, 1.0, 2.0, 2.5],
+    "WINDOW_FACTOR": [0.3, 0.7, 1.0],
+    "CLASS_FACTOR": [0.4, 0.5, 0.7, 1.0],
+    "CONSTRUCTOR_FACTOR": [0.4, 0.8, 1.0],
+    "PRIOR_RANK_SHARE": [0.0, 0.25, 0.75, 1.0],
+}
+
+
+@dataclass
+class Case:
+    """One answerable question's saved candidates and which of them are gold."""
+
+    key: str
+    question: str
+    hits: list[Any]
+    weights: dict[str, float]
+    graph: Any
+    similarity: list[float] | None
+    gold: list[bool]
+
+
+def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
+    retriever = Retriever.open(repo)
+    project = Path(getattr(retriever.store, "repo", "") or repo).name
+    cases = []
+    for q in load_queries(queries):
+        if q.absent:
+            continue
+        hits = [h for h in retriever.search(q.question, SearchOptions(k=k)).hits]
+        code = [h for h in hits if h.kind != "commit"]
+        graph = gather_graph(retriever.store, code)
+        cands = code[: evidence.CANDIDATES]
+        weights, _ = question_weights(q.question, cands, project)
+        sim = header_similarity(q.question, code, graph, retriever)
+        gold = [any(is_hit(h, t) for t in q.expected) for h in cands]
+        cases.append(Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold))
+    return cases
+
+
+def picks(cases: list[Case]) -> dict[str, bool]:
+    """Whether the card's best candidate is gold, per question, with the module's constants."""
+    out = {}
+    for c in cases:
+        if not c.hits:
+            out[c.key] = False
+            continue
+        s = score_candidates(c.question, c.hits, c.weights, c.graph, c.similarity)
+        best = min(range(len(s)), key=lambda i: (-s[i], i))
+        out[c.key] = c.gold[best]
+    return out
+
+
+def scored(cases: list[Case], setting: dict[str, float]) -> dict[str, bool]:
+    saved = {name: getattr(evidence, name) for name in setting}
+    try:
+        for name, value in setting.items():
+            setattr(evidence, name, value)
+        return picks(cases)
+    finally:
+        for name, value in saved.items():
+            setattr(evidence, name, value)
+
+
+def row(label: str, res: dict[str, bool], base: dict[str, bool]) -> dict[str, Any]:
+    gained = sum(1 for key, ok in res.items() if ok and not base[key])
+    lost = sum(1 for key, ok in res.items() if base[key] and not ok)
+    return {
+        "setting": label,
+        "card@1": sum(res.values()),
+        "n": len(res),
+        "gained": gained,
+        "lost": lost,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--manifest", type=Path, help="several repositories (askrepo eval --manifest)")
+    ap.add_argument("--repo", type=Path, help="one repository (with --queries)")
+    ap.add_argument("--queries", type=Path, nargs="*", default=[], help="question files")
+    ap.add_argument("-k", type=int, default=8, help="hits retrieved per question (ask's -k)")
+    ap.add_argument("--sweep", action="store_true", help="vary each constant in GRID alone")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=V", help="one setting")
+    ap.add_argument("--json", type=Path, help="write the rows here")
+    args = ap.parse_args(argv)
+
+    cases: list[Case] = []
+    if args.manifest:
+        for e in load_manifest(args.manifest):
+            cases += collect(Path(e.repo), Path(e.queries), e.name, args.k)
+    elif args.repo and args.queries:
+        for qf in args.queries:
+            cases += collect(args.repo, qf, args.repo.name, args.k)
+    else:
+        ap.error("give --manifest, or --repo with --queries")
+
+    base = picks(cases)
+    rows = [row("defaults", base, base)]
+    if args.set:
+        setting = {}
+        for item in args.set:
+            name, _, value = item.partition("=")
+            if not hasattr(evidence, name):
+                ap.error(f"{name} is not a constant of askrepo.evidence")
+            setting[name] = float(value)
+        rows.append(row(" ".join(args.set), scored(cases, setting), base))
+    if args.sweep:
+        for name, values in GRID.items():
+            for value in values:
+                rows.append(row(f"{name}={value}", scored(cases, {name: value}), base))
+    defaults = {name: getattr(evidence, name) for name in GRID}
+    print("defaults: " + ", ".join(f"{k}={v}" for k, v in defaults.items()))
+    for r in rows:
+        print(f"{r['setting']:28s} card@1 {r['card@1']}/{r['n']}  +{r['gained']} -{r['lost']}")
+    if args.json:
+        args.json.write_text(json.dumps({"defaults": defaults, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
