@@ -10,8 +10,9 @@ question is retrieved once (the same search, call graph and header similarity as
 
 ``--sweep`` varies one constant at a time around the defaults (``GRID``); ``--set NAME=V``
 (repeatable) scores one setting. Retrieval is held fixed: its ``evidence`` stage reads the
-same constants, so a setting adopted here is confirmed with ``bench_answers.py``. Each row prints card@1 and the questions gained / lost
-against the defaults. The numbers in docs/ask.md come from this script.
+same constants, so a setting adopted here is confirmed with ``bench_answers.py``. Each row
+prints card@1 and the questions gained / lost against the defaults. The sweep table in
+docs/ask.md comes from this script.
 """
 
 from __future__ import annotations
