@@ -170,11 +170,29 @@ def signature_of(text: str, symbol: str | None) -> str | None:
     lines = split_lines(text)
     if not lines:
         return None
+    i, j = signature_span(lines, symbol)
+    parts = [line.strip() for line in lines[i:j]]
+    sig = " ".join(" ".join(parts).split())
+    sig = re.sub(r"([(\[]) ", r"\1", sig)
+    sig = re.sub(r",? ([)\]])", r"\1", sig)
+    sig = re.sub(r"\s*[:{]\s*$", "", sig).rstrip()
+    if len(sig) > MAX_SIGNATURE_CHARS:
+        sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
+    return sig or None
+
+
+def signature_span(lines: Sequence[str], symbol: str | None, limit: int = 40) -> tuple[int, int]:
+    """``(i, j)``: the definition's header is ``lines[i:j]`` — the defining line, continued
+    while brackets are open (at most ``limit`` lines).
+
+    >>> signature_span(["@cache", "def f(a,", "      b=1) -> int:", "    return a"], "f")
+    (1, 3)
+    """
     i = definition_line(lines, symbol)
-    parts: list[str] = []
     depth = 0
-    for line in lines[i : i + 40]:
-        parts.append(line.strip())
+    end = i + 1
+    for j, line in enumerate(lines[i : i + limit], i):
+        end = j + 1
         body_open = line.rstrip().endswith("{")  # a brace that opens the body, not a bracket
         for ch in line.rstrip()[:-1] if body_open else line:
             if ch in "([{":
@@ -183,13 +201,24 @@ def signature_of(text: str, symbol: str | None) -> str | None:
                 depth -= 1
         if depth <= 0 and not line.rstrip().endswith(("(", ",", "\\")):
             break
-    sig = " ".join(" ".join(parts).split())
-    sig = re.sub(r"([(\[]) ", r"\1", sig)
-    sig = re.sub(r",? ([)\]])", r"\1", sig)
-    sig = re.sub(r"\s*[:{]\s*$", "", sig).rstrip()
-    if len(sig) > MAX_SIGNATURE_CHARS:
-        sig = sig[: MAX_SIGNATURE_CHARS - 1].rstrip() + "…"
-    return sig or None
+    return i, min(end, len(lines))
+
+
+def fragments(lines: Sequence[str], symbol: str | None) -> list[int]:
+    """Indexes of the lines of a multi-line header that are pieces of a bracket, not a whole
+    parameter: ``click_type: Annotated[`` or ``[Context, Parameter, str],``. Not key lines:
+    a line that is a whole parameter (``lazy: bool | None = None,``) says something.
+
+    >>> fragments(["def f(", "    a: Annotated[", "        int, Doc('x')],", "    b=1,", "):"], "f")
+    [1, 2, 4]
+    """
+    i, j = signature_span(lines, symbol, limit=len(lines))
+    out = []
+    for k in range(i + 1, j):
+        line = lines[k]
+        if sum(line.count(c) for c in "([{") != sum(line.count(c) for c in ")]}"):
+            out.append(k)
+    return out
 
 
 def first_sentence(text: str, limit: int = MAX_DOC_CHARS) -> str:
@@ -695,6 +724,7 @@ def evidence_card(
         skip = [def_at] + [
             h.start_line + j for j, ln in enumerate(lines) if doc and _in_doc(ln, doc)
         ]
+        skip += [h.start_line + j for j in fragments(lines, h.symbol)]
         sources.append(
             Source(
                 n=len(sources) + 1,

@@ -574,3 +574,25 @@ CLASSIFY = (
     "def classify(path):\n    if is_test(path):\n        return TEST\n"
     "    return DOC if is_doc(path) else CODE"
 )
+
+
+def test_key_lines_skip_pieces_of_a_multi_line_signature():
+    """A line of a multi-line header that only opens or closes a bracket
+    (``include_tests: Annotated[``) is not a key line; a whole parameter line is, and so is
+    a body line."""
+    text = (
+        "def search(\n"
+        "    query: str,\n"
+        "    include_tests: Annotated[\n"
+        "        bool, Option(help='search the tests too')\n"
+        "    ] = False,\n"
+        "    tests_only: bool = False,\n"
+        ") -> None:\n"
+        "    scope = 'tests' if include_tests else 'code'\n"
+    )
+    h = hit(1, "cli.py", 10, text, "search")
+    card = evidence_card("how are the tests included in a search?", [h])
+    lines = dict(card.sources[0].lines)
+    assert 12 not in lines  # "include_tests: Annotated[" (a piece of a bracket)
+    assert 17 in lines  # the body line that uses it
+    assert lines.get(15) == "tests_only: bool = False,"  # a whole parameter
