@@ -544,6 +544,8 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
             note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
             if h.sources.get("infile"):
                 note += f", #{h.sources['infile']} in the best file"
+            if h.sources.get("prose"):
+                note += f", #{h.sources['prose']} by the report's prose"
             if h.sources.get("delegate"):
                 note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
             if h.sources.get("evidence"):

@@ -174,6 +174,9 @@ class Query:
     # a pasted report's title (its first line, when that is prose): its content words, which
     # the path-words stage reads as it reads a question's words
     title_words: tuple[str, ...] = ()
+    # a pasted report with fenced code: the FTS query of its prose alone (report_prose), a
+    # second full-text list beside the whole report's (the ``prose`` stage); "" otherwise
+    prose_fts: str = ""
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -390,6 +393,19 @@ def report_title(text: str) -> str:
     return line
 
 
+_FENCED = re.compile(r"^[ \t>]*(```|~~~).*?(^[ \t>]*\1[^\n]*$|\Z)", re.S | re.M)
+
+
+def report_prose(text: str) -> str:
+    r"""A pasted report without its fenced code blocks (the reporter's own code, logs and
+    traces between ```` ``` ```` or ``~~~`` lines; an unclosed fence runs to the end).
+
+    >>> report_prose("Query loses brackets\n```python\nBase = declarative_base()\n```\nsee above")
+    'Query loses brackets\n\nsee above'
+    """
+    return _FENCED.sub("", text)
+
+
 def parse_query(text: str) -> Query:
     """Parse a question once (see the module docstring)."""
     idents = query_identifiers(text)
@@ -404,6 +420,7 @@ def parse_query(text: str) -> Query:
         idents = report_names(text, idents)
     phrases = quoted_phrases(text)
     files = file_names(text)
+    fts = fts_query(text)
     scope = question_scope(text, kind, files)
     mentions = scope_mentions(text)
     return Query(
@@ -414,7 +431,7 @@ def parse_query(text: str) -> Query:
         phrases=tuple(phrases),
         file_names=tuple(files),
         words=tuple(content_words(text)),
-        fts=fts_query(text),
+        fts=fts,
         dense_text=dense_query_text(text, idents),
         about_tests=scope[0],
         about_docs=scope[1],
@@ -425,4 +442,11 @@ def parse_query(text: str) -> Query:
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
         asks_definition=asks_definition(text),
         title_words=tuple(content_words(report_title(text))) if kind == TRACE else (),
+        prose_fts=_prose_fts(text, fts) if kind == TRACE else "",
     )
+
+
+def _prose_fts(text: str, fts: str) -> str:
+    """The FTS query of a report's prose, when its fenced code makes it differ from ``fts``."""
+    prose = fts_query(report_prose(text))
+    return prose if prose != fts else ""

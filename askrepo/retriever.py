@@ -333,10 +333,12 @@ class Retriever:
         qvec = None
         # The full-text query runs in a worker thread while the question is embedded and the
         # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
-        fts_rows = None
+        fts_rows = prose_rows = None
         if opts.mode in ("fts", "hybrid") and q.fts:
             depth = ranking.fts_depth(q, n, "deepfts" not in off)
             fts_rows = _background(self.store.fts, q.fts, depth, classes)
+        if hybrid and q.prose_fts and "prose" not in off:  # a report's prose alone
+            prose_rows = _background(self.store.fts, q.prose_fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             for text in texts:
@@ -357,6 +359,13 @@ class Retriever:
                 fts_ids.append(cid)
             lists.append(fts_ids)
             weights.append(w_fts)
+        prose_ids: list[str] = []
+        if prose_rows is not None:
+            for cid, chunk, _ in prose_rows.result():
+                chunks.setdefault(cid, chunk)
+                prose_ids.append(cid)
+            lists.append(prose_ids)
+            weights.append(ranking.PROSE_WEIGHT)
 
         fused = rrf(lists, weights=weights)
         infile_ids: list[str] = []
@@ -412,11 +421,14 @@ class Retriever:
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
         infile_rank = {cid: r for r, cid in enumerate(infile_ids, 1)}
+        prose_rank = {cid: r for r, cid in enumerate(prose_ids, 1)}
 
         def sources(cid: str) -> dict[str, int | None]:
             out = {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)}
             if cid in infile_rank:  # its rank inside the best file (the infile stage)
                 out["infile"] = infile_rank[cid]
+            if cid in prose_rank:  # its rank in the report's prose list (the prose stage)
+                out["prose"] = prose_rank[cid]
             return out
 
         hits = [_hit(chunks[cid], score, sources(cid)) for cid, score in fused]

@@ -237,3 +237,27 @@ def test_title_words_only_for_a_pasted_report():
     q = parse_query(report)
     assert q.kind == TRACE and q.title_words == ("cache", "lookup", "ignores", "ttl")
     assert parse_query("how does the cache lookup work?").title_words == ()
+
+
+def test_a_report_with_fenced_code_has_a_full_text_query_of_its_prose():
+    """``Query.prose_fts``: the FTS terms of a report without its fenced code (``` or ~~~,
+    an unclosed fence running to the end); empty for a question, or for a report whose prose
+    gives the same terms."""
+    from askrepo.query import report_prose
+
+    report = (
+        "Brackets are lost in a query\n\nThe generated SQL drops the parentheses.\n"
+        "```python\nstmt = select(User).where(User.id == 5)\n```\n"
+        'Traceback (most recent call last):\n  File "app.py", line 3, in main\n'
+        "~~~\nsession.execute(stmt)\n"
+    )
+    q = parse_query(report)
+    assert q.kind == "trace"
+    terms = q.prose_fts.split()
+    assert {"brackets", "parentheses", "sql"} <= set(terms)
+    assert "select" not in terms and "session" not in terms  # only in the fences
+    assert "select" in q.fts.split()
+    assert "stmt" not in report_prose(report) and "Traceback" in report_prose(report)
+    assert parse_query("how are brackets kept in a query?").prose_fts == ""
+    plain = "Brackets are lost\n" + "The generated SQL drops the parentheses, again.\n" * 8
+    assert parse_query(plain).kind == "trace" and parse_query(plain).prose_fts == ""

@@ -437,6 +437,49 @@ def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, mo
     assert depths[-1] == 240
 
 
+PROSE_REPORT = (
+    "Login fails after the session expires\n\n"
+    "When a user signs in again after the session expired, authentication is refused.\n"
+    "```python\n"
+    "cart = Cart()\n"
+    "cart.add(item, quantity=2)\n"
+    "total = apply_discount(cart.total(), code)\n"
+    "```\n"
+)
+
+
+def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
+    retriever, monkeypatch
+):
+    """The ``prose`` stage: the real index is asked twice for a pasted report with fenced code
+    (the whole report's terms, then its prose's alone), once with the stage off, and once for
+    a question or a report without fences."""
+    asked: list[str] = []
+    real_fts = retriever.store.fts
+
+    def fts(query, n, classes=None):
+        asked.append(query)
+        return real_fts(query, n, classes)
+
+    monkeypatch.setattr(retriever.store, "fts", fts)
+    retriever.search(PROSE_REPORT, SearchOptions(k=8))
+    assert len(asked) == 2
+    assert "cart" in asked[0].split() and "cart" not in asked[1].split()
+    assert {"session", "expires", "login"} <= set(asked[1].split())
+    asked.clear()
+    retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose",)))
+    retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
+    retriever.search(REPORT, SearchOptions(k=8))  # a report without fences
+    assert len(asked) == 3
+    # the prose list counts: the code the prose describes joins the reporter's cart code at
+    # the top; without it, the fenced code's words fill the first places
+    hits = retriever.search(PROSE_REPORT, SearchOptions(k=8)).hits
+    off = retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose",))).hits
+    assert "shop/auth.py" in [h.path for h in hits[:3]]
+    assert any("prose" in h.sources for h in hits)  # --explain shows the list's rank
+    assert "shop/auth.py" not in [h.path for h in off[:3]]
+
+
 def test_a_forked_child_gets_its_own_search_pool(retriever, monkeypatch):
     """The worker pool belongs to the process that made it: after a fork (seen as another
     pid) the next search makes a new pool instead of submitting to the parent's, whose threads
