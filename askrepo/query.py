@@ -174,8 +174,10 @@ class Query:
     # a pasted report's title (its first line, when that is prose): its content words, which
     # the path-words stage reads as it reads a question's words
     title_words: tuple[str, ...] = ()
-    # a pasted report with fenced code: the FTS query of its prose alone (report_prose), a
-    # second full-text list beside the whole report's (the ``prose`` stage); "" otherwise
+    # a pasted report with fenced code: its prose alone (report_prose; the head the embedding
+    # model reads, DENSE_QUERY_CHARS) and that prose's FTS query — a second dense and a second
+    # full-text list beside the whole report's (the ``prose`` stage); "" otherwise
+    prose: str = ""
     prose_fts: str = ""
 
     @property
@@ -442,11 +444,15 @@ def parse_query(text: str) -> Query:
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
         asks_definition=asks_definition(text),
         title_words=tuple(content_words(report_title(text))) if kind == TRACE else (),
-        prose_fts=_prose_fts(text, fts) if kind == TRACE else "",
+        **(_prose(text, fts) if kind == TRACE else {}),
     )
 
 
-def _prose_fts(text: str, fts: str) -> str:
-    """The FTS query of a report's prose, when its fenced code makes it differ from ``fts``."""
-    prose = fts_query(report_prose(text))
-    return prose if prose != fts else ""
+def _prose(text: str, fts: str) -> dict[str, str]:
+    """``prose`` and ``prose_fts`` of a report with fenced code (empty without fences; the
+    FTS query only when it differs from the whole report's ``fts``)."""
+    prose = report_prose(text)
+    if prose == text or not prose.strip():
+        return {}
+    terms = fts_query(prose)
+    return {"prose": prose[:DENSE_QUERY_CHARS], "prose_fts": terms if terms != fts else ""}

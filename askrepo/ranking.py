@@ -36,8 +36,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   among the top DELEGATE_POOL that calls a longer candidate below it (``wrapper_callee``)
   has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
   to look, ``open_url`` is the code that does it (``delegate``).
-* ``prose``: a pasted report with fenced code gets a second full-text list, from its prose
-  alone (``Query.prose_fts``), weighted PROSE_WEIGHT (the retriever's wiring).
+* ``prose``: a pasted report with fenced code is searched a second time by its prose alone,
+  on both sides: a full-text list (``Query.prose_fts``, weighted PROSE_WEIGHT) and a dense one
+  (``Query.prose``) (the retriever's wiring).
 * ``evidence``: for a natural-language question or a pasted report, among the top
   EVIDENCE_POOL chunks of the first hit's file, the one the evidence card would describe first
   (``evidence.lead_candidate``: the question's terms, IDF-weighted over those candidates, in
@@ -134,12 +135,13 @@ def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float,
 # definitions decide) keep the dense list's depth.
 FTS_DEPTH = {SYMBOL: 1, NATURAL: 2, TRACE: 1}
 
-# A pasted report's prose alone (its fenced code removed: ``Query.prose_fts``) is a second
-# full-text list beside the whole report's, with the same weight. The reporter's code matches
-# usage examples and docstrings full of the same calls (an ORM model, a template); the prose
-# names the behaviour. Either can carry the answer (in a template engine the reporter's
-# template is the bug), so both lists count. Bug reports, six projects: file Acc@5 0.833 ->
-# 0.864, Acc@1 0.566 -> 0.586 (docs/eval.md, session 11).
+# A pasted report's prose alone (its fenced code removed: ``Query.prose`` / ``prose_fts``)
+# is a second query on both sides, beside the whole report: a full-text list weighted
+# PROSE_WEIGHT (like the report's own) and a dense list weighted like the report's dense one.
+# The reporter's code matches usage examples and docstrings full of the same calls (an ORM
+# model, a template); the prose names the behaviour. Either can carry the answer (in a
+# template engine the reporter's template is the bug), so all lists count. Bug reports, six
+# projects: file Acc@5 0.833 -> 0.884, Acc@1 0.566 -> 0.591 (docs/eval.md, session 11).
 PROSE_WEIGHT = 1.0
 
 

@@ -334,6 +334,7 @@ class Retriever:
         # The full-text query runs in a worker thread while the question is embedded and the
         # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
         fts_rows = prose_rows = None
+        prose_dense_ids: list[str] = []
         if opts.mode in ("fts", "hybrid") and q.fts:
             depth = ranking.fts_depth(q, n, "deepfts" not in off)
             fts_rows = _background(self.store.fts, q.fts, depth, classes)
@@ -341,6 +342,9 @@ class Retriever:
             prose_rows = _background(self.store.fts, q.prose_fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
+            read_prose = hybrid and bool(q.prose) and "prose" not in off
+            if read_prose:  # a report's prose alone, as a second query
+                texts.append(q.prose)
             for text in texts:
                 vec = self.embedder.embed_query(text)
                 if qvec is None:
@@ -353,6 +357,8 @@ class Retriever:
                 weights.append(w_dense * coverage)
                 if not dense_ids:
                     dense_ids = ids
+                elif read_prose and text is q.prose:
+                    prose_dense_ids = ids
         if opts.mode in ("fts", "hybrid"):
             for cid, chunk, _ in fts_rows.result() if fts_rows is not None else []:
                 chunks[cid] = chunk
@@ -421,13 +427,16 @@ class Retriever:
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
         infile_rank = {cid: r for r, cid in enumerate(infile_ids, 1)}
-        prose_rank = {cid: r for r, cid in enumerate(prose_ids, 1)}
+        prose_rank: dict[str, int] = {}
+        for ids in (prose_dense_ids, prose_ids):  # its best rank in the prose's two lists
+            for r, cid in enumerate(ids, 1):
+                prose_rank[cid] = min(r, prose_rank.get(cid, r))
 
         def sources(cid: str) -> dict[str, int | None]:
             out = {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)}
             if cid in infile_rank:  # its rank inside the best file (the infile stage)
                 out["infile"] = infile_rank[cid]
-            if cid in prose_rank:  # its rank in the report's prose list (the prose stage)
+            if cid in prose_rank:  # its rank in the report's prose lists (the prose stage)
                 out["prose"] = prose_rank[cid]
             return out
 

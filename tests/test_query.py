@@ -258,6 +258,8 @@ def test_a_report_with_fenced_code_has_a_full_text_query_of_its_prose():
     assert "select" not in terms and "session" not in terms  # only in the fences
     assert "select" in q.fts.split()
     assert "stmt" not in report_prose(report) and "Traceback" in report_prose(report)
+    assert q.prose == report_prose(report) and q.prose.startswith("Brackets are lost")
     assert parse_query("how are brackets kept in a query?").prose_fts == ""
     plain = "Brackets are lost\n" + "The generated SQL drops the parentheses, again.\n" * 8
     assert parse_query(plain).kind == "trace" and parse_query(plain).prose_fts == ""
+    assert parse_query(plain).prose == ""  # no fences: nothing to read twice

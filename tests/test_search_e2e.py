@@ -451,26 +451,36 @@ PROSE_REPORT = (
 def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
     retriever, monkeypatch
 ):
-    """The ``prose`` stage: the real index is asked twice for a pasted report with fenced code
-    (the whole report's terms, then its prose's alone), once with the stage off, and once for
-    a question or a report without fences."""
+    """The ``prose`` stage: for a pasted report with fenced code, the real index is searched
+    twice on each side — full text (the whole report's terms, then its prose's alone) and
+    dense (the report, then its prose) — and once each with the stage off, for a question and
+    for a report without fences."""
     asked: list[str] = []
-    real_fts = retriever.store.fts
+    embedded: list[str] = []
+    real_fts, real_embed = retriever.store.fts, retriever.embedder.embed_query
 
     def fts(query, n, classes=None):
         asked.append(query)
         return real_fts(query, n, classes)
 
+    def embed_query(text):
+        embedded.append(text)
+        return real_embed(text)
+
     monkeypatch.setattr(retriever.store, "fts", fts)
+    monkeypatch.setattr(retriever.embedder, "embed_query", embed_query)
     retriever.search(PROSE_REPORT, SearchOptions(k=8))
-    assert len(asked) == 2
+    assert len(asked) == 2 and len(embedded) == 2
     assert "cart" in asked[0].split() and "cart" not in asked[1].split()
     assert {"session", "expires", "login"} <= set(asked[1].split())
+    assert "Cart()" in embedded[0] and "Cart()" not in embedded[1]
+    assert embedded[1].startswith("Login fails after the session expires")
     asked.clear()
+    embedded.clear()
     retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose",)))
     retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
     retriever.search(REPORT, SearchOptions(k=8))  # a report without fences
-    assert len(asked) == 3
+    assert len(asked) == 3 and len(embedded) == 3
     # the prose list counts: the code the prose describes joins the reporter's cart code at
     # the top; without it, the fenced code's words fill the first places
     hits = retriever.search(PROSE_REPORT, SearchOptions(k=8)).hits
