@@ -172,8 +172,10 @@ class Query:
     # a short "where is X [defined]?" question: the definition is the answer (pinned first)
     asks_definition: bool = False
     # a pasted report's title (its first line, when that is prose): its content words, which
-    # the path-words stage reads as it reads a question's words
+    # the path-words stage reads as it reads a question's words, and the line itself, which the
+    # embedding model reads as a query of its own (the ``title`` stage)
     title_words: tuple[str, ...] = ()
+    title: str = ""
     # a pasted report with fenced code: its prose alone (report_prose; the head the embedding
     # model reads, DENSE_QUERY_CHARS) and that prose's FTS query — a second dense and a second
     # full-text list beside the whole report's (the ``prose`` stage); "" otherwise
@@ -423,6 +425,7 @@ def parse_query(text: str) -> Query:
     phrases = quoted_phrases(text)
     files = file_names(text)
     fts = fts_query(text)
+    title = report_title(text) if kind == TRACE else ""
     scope = question_scope(text, kind, files)
     mentions = scope_mentions(text)
     return Query(
@@ -443,7 +446,8 @@ def parse_query(text: str) -> Query:
         only_files=only_file_names(text, files),
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
         asks_definition=asks_definition(text),
-        title_words=tuple(content_words(report_title(text))) if kind == TRACE else (),
+        title_words=tuple(content_words(title)),
+        title=title,
         **(_prose(text, fts) if kind == TRACE else {}),
     )
 

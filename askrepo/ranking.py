@@ -39,6 +39,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``prose``: a pasted report with fenced code is searched a second time by its prose alone,
   on both sides: a full-text list (``Query.prose_fts``, weighted PROSE_WEIGHT) and a dense one
   (``Query.prose``) (the retriever's wiring).
+* ``title``: a pasted report's title (``Query.title``: its first line, when that is prose) is
+  a dense query of its own, weighted like the report's (the retriever's wiring): a short
+  sentence naming the problem is what the embedding model reads best.
 * ``evidence``: for a natural-language question or a pasted report, among the top
   EVIDENCE_POOL chunks of the first hit's file, the one the evidence card would describe first
   (``evidence.lead_candidate``: the question's terms, IDF-weighted over those candidates, in
@@ -68,6 +71,7 @@ STAGES = (
     "adaptive",
     "deepfts",
     "prose",
+    "title",
     "defs",
     "infile",
     "pathwords",

@@ -345,6 +345,8 @@ class Retriever:
             read_prose = hybrid and bool(q.prose) and "prose" not in off
             if read_prose:  # a report's prose alone, as a second query
                 texts.append(q.prose)
+            if hybrid and q.title and "title" not in off:  # a report's title, as a sentence
+                texts.append(q.title)
             for text in texts:
                 vec = self.embedder.embed_query(text)
                 if qvec is None:

@@ -263,3 +263,6 @@ def test_a_report_with_fenced_code_has_a_full_text_query_of_its_prose():
     plain = "Brackets are lost\n" + "The generated SQL drops the parentheses, again.\n" * 8
     assert parse_query(plain).kind == "trace" and parse_query(plain).prose_fts == ""
     assert parse_query(plain).prose == ""  # no fences: nothing to read twice
+    # the title (first line, prose) is kept as written for the embedding model
+    assert q.title == "Brackets are lost in a query"
+    assert parse_query("how are brackets kept in a query?").title == ""

@@ -469,7 +469,7 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
 
     monkeypatch.setattr(retriever.store, "fts", fts)
     monkeypatch.setattr(retriever.embedder, "embed_query", embed_query)
-    retriever.search(PROSE_REPORT, SearchOptions(k=8))
+    retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("title",)))
     assert len(asked) == 2 and len(embedded) == 2
     assert "cart" in asked[0].split() and "cart" not in asked[1].split()
     assert {"session", "expires", "login"} <= set(asked[1].split())
@@ -477,10 +477,14 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
     assert embedded[1].startswith("Login fails after the session expires")
     asked.clear()
     embedded.clear()
-    retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose",)))
+    retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose", "title")))
     retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
-    retriever.search(REPORT, SearchOptions(k=8))  # a report without fences
+    retriever.search(REPORT, SearchOptions(k=8))  # a report without fences or a title line
     assert len(asked) == 3 and len(embedded) == 3
+    # the title stage: the report's first line, when it is prose, is a dense query of its own
+    embedded.clear()
+    retriever.search(PROSE_REPORT, SearchOptions(k=8))
+    assert embedded[-1] == "Login fails after the session expires" and len(embedded) == 3
     # the prose list counts: the code the prose describes joins the reporter's cart code at
     # the top; without it, the fenced code's words fill the first places
     hits = retriever.search(PROSE_REPORT, SearchOptions(k=8)).hits
