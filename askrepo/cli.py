@@ -546,6 +546,8 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
                 note += f", #{h.sources['infile']} in the best file"
             if h.sources.get("prose"):
                 note += f", #{h.sources['prose']} by the report's prose"
+            if h.sources.get("title"):
+                note += f", #{h.sources['title']} by the report's title"
             if h.sources.get("delegate"):
                 note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
             if h.sources.get("evidence"):

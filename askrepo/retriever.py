@@ -335,6 +335,7 @@ class Retriever:
         # dense list is scored: LanceDB's search and ONNX Runtime both release the GIL.
         fts_rows = prose_rows = None
         prose_dense_ids: list[str] = []
+        title_ids: list[str] = []
         if opts.mode in ("fts", "hybrid") and q.fts:
             depth = ranking.fts_depth(q, n, "deepfts" not in off)
             fts_rows = _background(self.store.fts, q.fts, depth, classes)
@@ -342,12 +343,14 @@ class Retriever:
             prose_rows = _background(self.store.fts, q.prose_fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
-            read_prose = hybrid and bool(q.prose) and "prose" not in off
-            if read_prose:  # a report's prose alone, as a second query
+            prose_at = title_at = -1
+            if hybrid and q.prose and "prose" not in off:  # a report's prose alone
+                prose_at = len(texts)
                 texts.append(q.prose)
             if hybrid and q.title and "title" not in off:  # a report's title, as a sentence
+                title_at = len(texts)
                 texts.append(q.title)
-            for text in texts:
+            for at, text in enumerate(texts):
                 vec = self.embedder.embed_query(text)
                 if qvec is None:
                     qvec = vec
@@ -357,10 +360,12 @@ class Retriever:
                     ids.append(cid)
                 lists.append(ids)
                 weights.append(w_dense * coverage)
-                if not dense_ids:
+                if at == 0:
                     dense_ids = ids
-                elif read_prose and text is q.prose:
+                elif at == prose_at:
                     prose_dense_ids = ids
+                elif at == title_at:
+                    title_ids = ids
         if opts.mode in ("fts", "hybrid"):
             for cid, chunk, _ in fts_rows.result() if fts_rows is not None else []:
                 chunks[cid] = chunk
@@ -429,6 +434,7 @@ class Retriever:
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
         infile_rank = {cid: r for r, cid in enumerate(infile_ids, 1)}
+        title_rank = {cid: r for r, cid in enumerate(title_ids, 1)}
         prose_rank: dict[str, int] = {}
         for ids in (prose_dense_ids, prose_ids):  # its best rank in the prose's two lists
             for r, cid in enumerate(ids, 1):
@@ -440,6 +446,8 @@ class Retriever:
                 out["infile"] = infile_rank[cid]
             if cid in prose_rank:  # its rank in the report's prose lists (the prose stage)
                 out["prose"] = prose_rank[cid]
+            if cid in title_rank:  # its rank for the report's title (the title stage)
+                out["title"] = title_rank[cid]
             return out
 
         hits = [_hit(chunks[cid], score, sources(cid)) for cid, score in fused]

@@ -485,6 +485,8 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
     embedded.clear()
     retriever.search(PROSE_REPORT, SearchOptions(k=8))
     assert embedded[-1] == "Login fails after the session expires" and len(embedded) == 3
+    hits = retriever.search(PROSE_REPORT, SearchOptions(k=8)).hits
+    assert any("title" in h.sources for h in hits)  # --explain shows the title list's rank
     # the prose list counts: the code the prose describes joins the reporter's cart code at
     # the top; without it, the fenced code's words fill the first places
     hits = retriever.search(PROSE_REPORT, SearchOptions(k=8)).hits
