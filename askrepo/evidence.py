@@ -30,6 +30,7 @@ from askrepo.ranking import (
     DECORATOR,
     LEAD_COMMENT,
     THIN_BODY,
+    best_first,
     body_lines,
     definition_line,
     is_constructor,
@@ -703,7 +704,7 @@ def evidence_card(
     if not cands:
         return EvidenceCard(question, [], [], "")
     scores = score_candidates(question, cands, weights, graph, similarity)
-    order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
+    order = best_first(scores)
     best = scores[order[0]]
     chosen = [order[0]]
     for i in order[1:]:
@@ -787,7 +788,7 @@ def lead_candidate(
         return 0
     weights, _ = question_weights(question, cands, project)
     scores = score_candidates(question, cands, weights, None, None, parsed)
-    return min(range(len(cands)), key=lambda i: (-scores[i], i))
+    return best_first(scores)[0]
 
 
 def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:

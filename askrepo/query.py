@@ -426,6 +426,7 @@ def parse_query(text: str) -> Query:
     files = file_names(text)
     fts = fts_query(text)
     title = report_title(text) if kind == TRACE else ""
+    prose, prose_fts = _prose(text, fts) if kind == TRACE else ("", "")
     scope = question_scope(text, kind, files)
     mentions = scope_mentions(text)
     return Query(
@@ -448,15 +449,16 @@ def parse_query(text: str) -> Query:
         asks_definition=asks_definition(text),
         title_words=tuple(content_words(title)),
         title=title,
-        **(_prose(text, fts) if kind == TRACE else {}),
+        prose=prose,
+        prose_fts=prose_fts,
     )
 
 
-def _prose(text: str, fts: str) -> dict[str, str]:
-    """``prose`` and ``prose_fts`` of a report with fenced code (empty without fences; the
-    FTS query only when it differs from the whole report's ``fts``)."""
+def _prose(text: str, fts: str) -> tuple[str, str]:
+    """``(prose, prose_fts)`` of a report with fenced code (empty without fences; the FTS
+    query only when it differs from the whole report's ``fts``)."""
     prose = report_prose(text)
     if prose == text or not prose.strip():
-        return {}
+        return "", ""
     terms = fts_query(prose)
-    return {"prose": prose[:DENSE_QUERY_CHARS], "prose_fts": terms if terms != fts else ""}
+    return prose[:DENSE_QUERY_CHARS], terms if terms != fts else ""

@@ -908,9 +908,17 @@ def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
     ]
 
 
+def best_first(scores: Sequence[float]) -> list[int]:
+    """Indexes of ``scores``, highest first; ties keep their order (retrieval's rank).
+
+    >>> best_first([0.2, 0.5, 0.2, 0.9])
+    [3, 1, 0, 2]
+    """
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
 def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
-    order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
-    return [replace(hits[i], score=scores[i]) for i in order]
+    return [replace(hits[i], score=scores[i]) for i in best_first(scores)]
 
 
 CONSTRUCTOR_NAMES = frozenset(

@@ -339,12 +339,13 @@ class Retriever:
         if opts.mode in ("fts", "hybrid") and q.fts:
             depth = ranking.fts_depth(q, n, "deepfts" not in off)
             fts_rows = _background(self.store.fts, q.fts, depth, classes)
-        if hybrid and q.prose_fts and "prose" not in off:  # a report's prose alone
+        prose_on = hybrid and "prose" not in off  # a fenced report's prose alone, both sides
+        if prose_on and q.prose_fts:
             prose_rows = _background(self.store.fts, q.prose_fts, n, classes)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             prose_at = title_at = -1
-            if hybrid and q.prose and "prose" not in off:  # a report's prose alone
+            if prose_on and q.prose:
                 prose_at = len(texts)
                 texts.append(q.prose)
             if hybrid and q.title and "title" not in off:  # a report's title, as a sentence

@@ -32,6 +32,7 @@ from askrepo import evidence  # noqa: E402
 from askrepo.answer import header_similarity  # noqa: E402
 from askrepo.evaluate import is_hit, load_manifest, load_queries  # noqa: E402
 from askrepo.evidence import gather_graph, question_weights, score_candidates  # noqa: E402
+from askrepo.ranking import best_first  # noqa: E402
 from askrepo.retriever import Retriever, SearchOptions  # noqa: E402
 
 # The card's constants and the values a sweep tries for each (the default is added).
@@ -64,16 +65,15 @@ class Case:
 
 def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
     retriever = Retriever.open(repo)
-    project = Path(getattr(retriever.store, "repo", "") or repo).name
     cases = []
     for q in load_queries(queries):
         if q.absent:
             continue
-        hits = [h for h in retriever.search(q.question, SearchOptions(k=k)).hits]
+        hits = retriever.search(q.question, SearchOptions(k=k)).hits
         code = [h for h in hits if h.kind != "commit"]
         graph = gather_graph(retriever.store, code)
         cands = code[: evidence.CANDIDATES]
-        weights, _ = question_weights(q.question, cands, project)
+        weights, _ = question_weights(q.question, cands, retriever.project)
         sim = header_similarity(q.question, code, graph, retriever)
         gold = [any(is_hit(h, t) for t in q.expected) for h in cands]
         cases.append(Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold))
@@ -88,8 +88,7 @@ def picks(cases: list[Case]) -> dict[str, bool]:
             out[c.key] = False
             continue
         s = score_candidates(c.question, c.hits, c.weights, c.graph, c.similarity)
-        best = min(range(len(s)), key=lambda i: (-s[i], i))
-        out[c.key] = c.gold[best]
+        out[c.key] = c.gold[best_first(s)[0]]
     return out
 
 
@@ -145,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
             name, _, value = item.partition("=")
             if not hasattr(evidence, name):
                 ap.error(f"{name} is not a constant of askrepo.evidence")
-            setting[name] = float(value)
+            try:
+                setting[name] = float(value)
+            except ValueError:
+                ap.error(f"--set {item}: give a number, e.g. --set {name}=1.5")
         rows.append(row(" ".join(args.set), scored(cases, setting), base))
     if args.sweep:
         for name, values in GRID.items():
