@@ -529,8 +529,10 @@ def score_candidates(
         s += W_PRIOR * priors[rank - 1]
         if similarity is not None and rank - 1 < len(similarity):
             s += W_SIM * similarity[rank - 1]
-        # a documentation section is the unit of answer to a question about the docs
-        if h.kind not in DEFINITION_KINDS and not (about_docs and file_class == DOC):
+        # a documentation section is the unit of answer to a question about the docs (not to
+        # one that only mentions them: "how does search decide a question is about the docs?")
+        answers_docs = about_docs and not parsed.mentions_docs and file_class == DOC
+        if h.kind not in DEFINITION_KINDS and not answers_docs:
             s *= WINDOW_FACTOR
         s *= _class_factor(file_class, about_tests, about_docs, mentioned)
         scores.append(s)

@@ -294,6 +294,31 @@ def test_a_doc_section_is_a_full_answer_to_a_question_about_the_docs():
     assert WINDOW_FACTOR < 1
 
 
+def test_a_doc_section_is_not_the_answer_to_a_question_that_only_mentions_the_docs():
+    """ "How does the walker decide whether a file is documentation?" brings the docs into the
+    search (``about_docs``) but asks for the code that decides (``mentions_docs``): a section
+    then counts WINDOW_FACTOR of what it would as a definition, as for any other question; a
+    question that asks for the docs keeps the section whole."""
+    from askrepo.evidence import WINDOW_FACTOR, score_candidates
+    from askrepo.query import parse_query
+
+    text = "## Classes\nEach file is a test, documentation, config or code file."
+    section = replace(
+        hit(1, "docs/walk.md", 1, text), symbol="Classes", kind="section", file_class="doc"
+    )
+    as_definition = replace(section, kind="function")
+    code = hit(2, "src/walk.py", 10, "def classify(path):\n    return kind(path)")
+    mention = "How does the walker decide whether a file is a test, documentation or code?"
+    assert parse_query(mention).about_docs and parse_query(mention).mentions_docs
+    asks = "Where do the docs explain whether a file is a test, documentation or code?"
+    assert parse_query(asks).about_docs and not parse_query(asks).mentions_docs
+    for q, factor in ((mention, WINDOW_FACTOR), (asks, 1.0)):
+        w = term_weights(question_terms(q), [section.text, code.text])
+        got = score_candidates(q, [section, code], w)[0]
+        whole = score_candidates(q, [as_definition, code], w)[0]
+        assert got == pytest.approx(factor * whole, abs=1e-5), q
+
+
 def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
     """``Router`` (a symbol query): the retriever already put the type first; the card must
     not prefer its method ``Router.add`` (class header rule) or ``Echo.Router`` (same last part),
