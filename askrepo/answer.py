@@ -23,6 +23,7 @@ from askrepo.llm import strip_think
 
 if TYPE_CHECKING:
     from askrepo.llm import LLM
+    from askrepo.retriever import SearchOptions
 
 DEFAULT_MAX_TOKENS = 300  # answer length; with the embedded model's 2048 context
 TEMPLATE_OVERHEAD = 32  # chat-template tokens around the system and user messages
@@ -255,6 +256,20 @@ def resolve_citations(
 
 # ------------------------------------------------------------------------------------------
 # Refusal
+
+
+# Ranking stages ``ask`` leaves off when it retrieves the card's candidates: the card scores
+# classes with its own rule (``evidence.CLASS_FACTOR``), so the retriever's ``classes`` stage
+# would count the same evidence twice (with it, card@1 Click + askrepo 66 -> 65, dev 284 -> 283;
+# docs/ask.md).
+CARD_STAGES_OFF = ("classes",)
+
+
+def card_search_options(k: int, extra_queries: list[str] | None = None) -> SearchOptions:
+    """The search ``ask`` runs for the evidence card's candidates (``bench_card`` runs it too)."""
+    from askrepo.retriever import SearchOptions
+
+    return SearchOptions(k=k, extra_queries=list(extra_queries or []), disabled=CARD_STAGES_OFF)
 
 
 def missing_identifiers(question: str, store: Any) -> list[str]:
@@ -538,7 +553,6 @@ def ask(
     """
     from askrepo.claims import check_answer
     from askrepo.evidence import evidence_card, gather_graph, renumber_card
-    from askrepo.retriever import SearchOptions
 
     question = question.strip()
     if not question:
@@ -595,7 +609,7 @@ def ask(
             extra.append(snippet)
 
     with _timed(timings, "retrieve"):
-        hits = list(retriever.search(question, SearchOptions(k=k, extra_queries=extra)).hits)
+        hits = list(retriever.search(question, card_search_options(k, extra)).hits)
         # history hook: commits beside code for why/when/who questions (askrepo.history)
         from askrepo.history import with_commit_evidence
 

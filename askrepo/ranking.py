@@ -30,6 +30,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``).
+* ``classes``: for a natural-language question, a class the question does not name scores
+  CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
+  retrieves its card's candidates without it: the card has its own class rule.
 * ``trivial``: a window that is only comments, blank lines or imports ranks below every
   non-trivial candidate (``is_trivial``).
 * ``delegate``: for a natural-language question, a thin wrapper (``body_lines`` ≤ THIN_BODY)
@@ -81,6 +84,7 @@ STAGES = (
     "priors",
     "trivial",
     "mentions",
+    "classes",
     "saturation",
     "delegate",
     "evidence",
@@ -119,6 +123,9 @@ LENGTH_REF = 20
 LENGTH_CAP = 200
 HEADER_FACTOR = 0.8  # a file's header window, for a natural-language question
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
+# a class the question does not name, when functions or methods are candidates too: a
+# declaration holds no behaviour (dev nDCG@10 0.746 -> 0.751; docs/eval.md, session 12)
+CLASS_DEMOTION = 0.9
 MENTION_FACTOR = 0.5  # a test / doc chunk when the question only mentions tests / docs
 THIN_BODY = 3  # a function whose body has at most this many code lines is a thin wrapper
 DELEGATE_POOL = 10  # the delegate stage looks at this many top candidates
@@ -908,6 +915,32 @@ def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
     ]
 
 
+def class_factors(hits: Sequence[Any], q: Query) -> list[float]:
+    """CLASS_DEMOTION for a class chunk the question does not name (by its symbol or the
+    symbol's last part) when a function or method is among the candidates too, else 1: a
+    declaration holds no behaviour, while its name and fields repeat the question's nouns.
+
+    >>> from types import SimpleNamespace as H
+    >>> from .query import parse_query
+    >>> hits = [H(kind="class", symbol="mod.Table"), H(kind="method", symbol="Table.widths")]
+    >>> class_factors(hits, parse_query("how are column widths computed?"))
+    [0.9, 1.0]
+    >>> class_factors(hits, parse_query("how does Table compute column widths?"))
+    [1.0, 1.0]
+    >>> class_factors(hits[:1], parse_query("how are column widths computed?"))
+    [1.0]
+    """
+    if not any(h.kind in ("function", "method") for h in hits):
+        return [1.0] * len(hits)
+    named = {n for i in q.identifiers for n in (i, i.rsplit(".", 1)[-1])}
+    return [
+        CLASS_DEMOTION
+        if h.kind == "class" and h.symbol and not ({h.symbol, h.symbol.rsplit(".", 1)[-1]} & named)
+        else 1.0
+        for h in hits
+    ]
+
+
 def best_first(scores: Sequence[float]) -> list[int]:
     """Indexes of ``scores``, highest first; ties keep their order (retrieval's rank).
 
@@ -952,7 +985,7 @@ def is_constructor(symbol: str | None, path: str = "") -> bool:
 
 def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list[Any]:
     """Apply the enabled re-scoring stages (coherence, pathwords, length, header, priors,
-    mentions, trivial) to the fused candidates (best first) and return them re-sorted (ties
+    mentions, classes, trivial) to the fused candidates (best first) and return them re-sorted (ties
     keep their order)."""
     off = set(disabled)
     scores = [float(h.score) for h in hits]
@@ -974,6 +1007,8 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
         ]
     if "mentions" not in off:
         scores = [s * f for s, f in zip(scores, mention_factors(hits, q), strict=True)]
+    if "classes" not in off and q.kind == NATURAL:
+        scores = [s * f for s, f in zip(scores, class_factors(hits, q), strict=True)]
     if "trivial" not in off:
         trivial = [h.kind in NON_DEFINITION_KINDS and is_trivial(h.text) for h in hits]
         floor = min((s for s, t in zip(scores, trivial, strict=True) if not t), default=None)

@@ -29,11 +29,11 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from askrepo import evidence  # noqa: E402
-from askrepo.answer import header_similarity  # noqa: E402
+from askrepo.answer import card_search_options, header_similarity  # noqa: E402
 from askrepo.evaluate import is_hit, load_manifest, load_queries  # noqa: E402
 from askrepo.evidence import gather_graph, question_weights, score_candidates  # noqa: E402
 from askrepo.ranking import best_first  # noqa: E402
-from askrepo.retriever import Retriever, SearchOptions  # noqa: E402
+from askrepo.retriever import Retriever  # noqa: E402
 
 # The card's constants and the values a sweep tries for each (the default is added).
 GRID: dict[str, list[float]] = {
@@ -69,7 +69,7 @@ def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
     for q in load_queries(queries):
         if q.absent:
             continue
-        hits = retriever.search(q.question, SearchOptions(k=k)).hits
+        hits = retriever.search(q.question, card_search_options(k)).hits
         code = [h for h in hits if h.kind != "commit"]
         graph = gather_graph(retriever.store, code)
         cands = code[: evidence.CANDIDATES]

@@ -752,3 +752,33 @@ def test_named_paths_prefers_the_longest_agreement():
     # file at the root, which has no parent to disagree with
     assert ranking.named_paths("lib/index.ts", paths) == ["index.ts"]
     assert ranking.named_paths("lib/index.ts", paths[:3]) == []
+
+
+# --- classes ----------------------------------------------------------------------------------
+
+
+def test_a_class_the_question_does_not_name_yields_to_functions():
+    """class 0.050 x CLASS_DEMOTION 0.9 = 0.045 < method 0.048: the method leads; a question
+    naming the class, a symbol query and a list with no function leave the class alone."""
+    table = hit("rich/table.py", 0.050, kind="class", symbol="rich.TableLayout", start=10, end=40)
+    widths = hit(
+        "rich/table.py", 0.048, kind="method", symbol="TableLayout.widths", start=50, end=90
+    )
+    others = [s for s in ranking.STAGES if s != "classes"]
+    q = parse_query("how are the widths of the columns worked out?")
+    assert ranking.class_factors([table, widths], q) == [ranking.CLASS_DEMOTION, 1.0]
+    out = ranking.rescore([table, widths], q, disabled=others)
+    assert [h.symbol for h in out] == ["TableLayout.widths", "rich.TableLayout"]
+    assert [round(h.score, 6) for h in out] == [0.048, 0.045]
+    # switched off: retrieval's order
+    off = ranking.rescore([table, widths], q, disabled=ranking.STAGES)
+    assert [h.symbol for h in off] == ["rich.TableLayout", "TableLayout.widths"]
+    # named by the question (its whole name or last part): untouched
+    named = parse_query("how does TableLayout work out the widths of the columns?")
+    assert ranking.class_factors([table, widths], named) == [1.0, 1.0]
+    # no function or method among the candidates: nothing to yield to
+    window = hit("rich/table.py", 0.04, kind="window", start=1, end=9)
+    assert ranking.class_factors([table, window], q) == [1.0, 1.0]
+    # a symbol query keeps the class (the defs stage decides)
+    symbol = ranking.rescore([table, widths], parse_query("TableLayout"), others)
+    assert [h.symbol for h in symbol] == ["rich.TableLayout", "TableLayout.widths"]
