@@ -232,13 +232,14 @@ def _code(lines: Iterable[str]) -> Iterator[str]:
             continue
         if not s:
             continue
-        opened = _DOC_OPEN.match(s)
+        # the regular expressions only for lines that can match them (most lines cannot)
+        opened = _DOC_OPEN.match(s) if ('"""' in s[:5] or "'''" in s[:5]) else None
         if opened:
             q = opened.group(1)
             if q not in s[opened.end() :]:
                 quote = q
             continue
-        if not _COMMENT.match(line):
+        if s[0] not in _COMMENT_STARTS or not _COMMENT.match(line):
             yield line
 
 
@@ -397,7 +398,9 @@ def is_header(h: Any) -> bool:
 def _length_for(h: Any, q: Query) -> float:
     """The length stage's factor for one hit: ``length_factor`` of its code lines; a line
     window (module header, constants) is never lifted, only a definition is."""
-    f = length_factor(code_lines(h.text), names_definition(q.words, h.symbol))
+    f = length_factor(code_lines(h.text))
+    if f < 1.0 and names_definition(q.words, h.symbol):  # only a demotion asks the name
+        f = 1.0
     return min(f, 1.0) if h.kind in NON_DEFINITION_KINDS else f
 
 
@@ -415,10 +418,13 @@ def _names_definition(words: tuple[str, ...], symbol: str | None) -> bool:
     if not symbol:
         return False
     whole, parts = _name_parts(re.split(r"[.:#]+", symbol)[-1])
-    stems = {stem(w) for w in words}
+    stems, normed = _word_forms(words)
 
     def said(name: str) -> bool:
-        return stem(name) in stems or any(words_match(w, name) for w in words)
+        if stem(name) in stems:
+            return True
+        n = _norm(name)
+        return any(_same_word(w, n) for w in normed)
 
     if len(whole) >= 3 and said(whole):
         return True
@@ -446,11 +452,21 @@ def _norm(word: str) -> str:
 def words_match(a: str, b: str) -> bool:
     """Same word after ``_norm``, or one a prefix of the other with the shorter ≥ 5 letters
     (config ~ configuration, dependency ~ dependencies, form !~ format)."""
-    a, b = _norm(a), _norm(b)
+    return _same_word(_norm(a), _norm(b))
+
+
+def _same_word(a: str, b: str) -> bool:
+    """``words_match`` of two words already through ``_norm``."""
     if a == b:
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 5 and long_.startswith(short)
+
+
+@lru_cache(maxsize=256)
+def _word_forms(words: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A question's words as stems and through ``_norm``, computed once per question."""
+    return frozenset(stem(w) for w in words), tuple(_norm(w) for w in words)
 
 
 def _name_parts(name: str) -> tuple[str, list[str]]:
@@ -587,6 +603,7 @@ _CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
 LEAD_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")  # before a definition line
 DECORATOR = re.compile(r"^\s*(?:@|#\[)")
 _BLOCK_END = frozenset(("}", "};", "})", "end"))
+_COMMENT_STARTS = frozenset("#/*-;%<(")  # first characters of every _COMMENT match
 _DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(\"\"\"|''')")  # a stripped line opening a docstring
 _OPENERS = ("(", "{", "[")
 

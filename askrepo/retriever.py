@@ -85,11 +85,12 @@ def _join_lines(a: Chunk, b: Chunk) -> str:
 def merge_overlaps(hits: list[Hit]) -> list[Hit]:
     """Merge hits of one file whose line ranges overlap into the best-ranked one (in order)."""
     out: list[Hit] = []
+    by_path: dict[str, list[Hit]] = {}  # the kept hits of each file
     for h in hits:
-        for kept in out:
+        same_file = by_path.setdefault(h.path, [])
+        for kept in same_file:
             if (
-                kept.path == h.path
-                and kept.start_line <= h.end_line
+                kept.start_line <= h.end_line
                 and h.start_line <= kept.end_line
                 and kept.expanded_from == h.expanded_from
             ):
@@ -107,6 +108,7 @@ def merge_overlaps(hits: list[Hit]) -> list[Hit]:
                 break
         else:
             out.append(h)
+            same_file.append(h)
     return out
 
 
