@@ -472,6 +472,17 @@ def citation_for(n: int, snippet: Any, commit: str | None) -> Citation:
     )
 
 
+def card_inputs(question: str, hits: list[Hit], retriever: Any) -> tuple[list[Hit], Any, Any]:
+    """What the evidence card reads besides the question, as ``ask`` gathers it (and
+    ``bench_card``): the code hits (commits go to the model, not the card), their call-graph
+    facts (``evidence.gather_graph``) and each candidate's ``header_similarity``."""
+    from askrepo.evidence import gather_graph
+
+    code = [h for h in hits if h.kind != "commit"]
+    graph = gather_graph(retriever.store, code)
+    return code, graph, header_similarity(question, code, graph, retriever)
+
+
 def header_similarity(question: str, hits: list[Hit], graph: Any, retriever: Any) -> Any:
     """Cosine of the question and each candidate's header (askrepo.evidence.header_text) with
     the retriever's embedding model; None when the retriever has no model (fakes)."""
@@ -552,7 +563,7 @@ def ask(
     ``retrieved`` holds every hit.
     """
     from askrepo.claims import check_answer
-    from askrepo.evidence import evidence_card, gather_graph, renumber_card
+    from askrepo.evidence import evidence_card, renumber_card
 
     question = question.strip()
     if not question:
@@ -627,13 +638,12 @@ def ask(
         )
 
     with _timed(timings, "evidence"):
-        code = [h for h in hits if h.kind != "commit"]  # commits go to the model, not the card
-        graph = gather_graph(store, code)
+        code, graph, similarity = card_inputs(question, hits, retriever)
         card = evidence_card(
             question,
             code,
             graph,
-            similarity=header_similarity(question, code, graph, retriever),
+            similarity=similarity,
             project=Path(getattr(store, "repo", "") or "").name,
         )
     by_n = {s.n: s for s in card.sources}

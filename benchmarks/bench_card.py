@@ -29,9 +29,9 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from askrepo import evidence  # noqa: E402
-from askrepo.answer import card_search_options, header_similarity  # noqa: E402
+from askrepo.answer import card_inputs, card_search_options  # noqa: E402
 from askrepo.evaluate import is_hit, load_manifest, load_queries  # noqa: E402
-from askrepo.evidence import gather_graph, question_weights, score_candidates  # noqa: E402
+from askrepo.evidence import question_weights, score_candidates  # noqa: E402
 from askrepo.ranking import best_first  # noqa: E402
 from askrepo.retriever import Retriever  # noqa: E402
 
@@ -70,11 +70,9 @@ def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
         if q.absent:
             continue
         hits = retriever.search(q.question, card_search_options(k)).hits
-        code = [h for h in hits if h.kind != "commit"]
-        graph = gather_graph(retriever.store, code)
+        code, graph, sim = card_inputs(q.question, list(hits), retriever)
         cands = code[: evidence.CANDIDATES]
         weights, _ = question_weights(q.question, cands, retriever.project)
-        sim = header_similarity(q.question, code, graph, retriever)
         gold = [any(is_hit(h, t) for t in q.expected) for h in cands]
         cases.append(Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold))
     return cases
