@@ -56,9 +56,9 @@ def plan(
     root = default_repo(repo)
     retriever = Retriever.open(root)
     llm, note = pick_llm(backend, model)
+    result = plan_change(request, retriever, llm=llm, max_files=files)  # bad input fails here
     if note and not json_out:
         err.print(f"[dim]note: {note}[/]", highlight=False, soft_wrap=True)
-    result = plan_change(request, retriever, llm=llm, max_files=files)
     if note:
         result.notes.append(note)
     if json_out:
