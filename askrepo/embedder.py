@@ -215,6 +215,11 @@ class OnnxQueryEmbedder:
         self._tok.no_padding()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = _threads()
+        # No busy-waiting between operators: a search embeds the question while its full-text
+        # query runs in LanceDB on the other core, and spinning intra-op threads took that
+        # core from it (18k chunks: search p50 27.8 -> 18.2 ms; the embedding alone is as fast;
+        # docs/benchmarks.md, session 12).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(
             str(model_dir / onnx_bert.MODEL_FILE), opts, providers=["CPUExecutionProvider"]

@@ -306,3 +306,14 @@ def test_light_query_embedder_matches_fastembed(name):
         a, b = full.embed_query(text), light.embed_query(text)
         assert a.shape == b.shape == (full.dim,)
         assert float(np.max(np.abs(a - b))) < 1e-5
+
+
+def test_the_query_embedder_does_not_busy_wait():
+    """A search embeds the question while LanceDB runs its full-text query on the other core:
+    ONNX Runtime's intra-op threads must sleep between operators, not spin (docs/benchmarks.md,
+    session 12: p50 27.8 -> 18.2 ms on 18k chunks)."""
+    from askrepo.embedder import load_query_embedder
+
+    light = load_query_embedder("minilm")
+    opts = light._session.get_session_options()
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
