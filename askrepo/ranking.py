@@ -39,6 +39,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   among the top DELEGATE_POOL that calls a longer candidate below it (``wrapper_callee``)
   has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
   to look, ``open_url`` is the code that does it (``delegate``).
+* ``deepdense``: a natural-language question's dense list is read DENSE_DEPTH times as deep
+  in a hybrid search (``dense_depth``), like its full-text list (``deepfts``).
 * ``prose``: a pasted report with fenced code is searched a second time by its prose alone,
   on both sides: a full-text list (``Query.prose_fts``, weighted PROSE_WEIGHT) and a dense one
   (``Query.prose``) (the retriever's wiring).
@@ -73,6 +75,7 @@ from .query import NATURAL, SYMBOL, TRACE, Query
 STAGES = (
     "adaptive",
     "deepfts",
+    "deepdense",
     "prose",
     "title",
     "defs",
@@ -146,6 +149,13 @@ def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float,
 # definitions decide) keep the dense list's depth.
 FTS_DEPTH = {SYMBOL: 1, NATURAL: 2, TRACE: 1}
 
+# How deep the dense list is read, as a multiple of ``n``, per query kind (hybrid search). A
+# natural-language question's answer is often a chunk the embedding model ranks 50th-100th
+# whose words the full-text list also finds: read only 50 deep, it enters the fusion through
+# one list. Dev nDCG@10 0.751 -> 0.755 (docs/eval.md, session 12); a symbol query's
+# definitions are pinned and a report's lists are many, so theirs stay.
+DENSE_DEPTH = {SYMBOL: 1, NATURAL: 2, TRACE: 1}
+
 # A pasted report's prose alone (its fenced code removed: ``Query.prose`` / ``prose_fts``)
 # is a second query on both sides, beside the whole report: a full-text list weighted
 # PROSE_WEIGHT (like the report's own) and a dense list weighted like the report's dense one.
@@ -165,6 +175,17 @@ def fts_depth(q: Query, n: int, enabled: bool = True) -> int:
     (100, 50, 50)
     """
     return n * FTS_DEPTH[q.kind] if enabled else n
+
+
+def dense_depth(q: Query, n: int, enabled: bool = True) -> int:
+    """The number of dense candidates to read for each embedded query of a hybrid search.
+
+    >>> from askrepo.query import parse_query
+    >>> question, name = parse_query("how are handlers combined?"), parse_query("Logger")
+    >>> dense_depth(question, 50), dense_depth(name, 50), dense_depth(question, 50, enabled=False)
+    (100, 50, 50)
+    """
+    return n * DENSE_DEPTH[q.kind] if enabled else n
 
 
 def _path_parts(path: str) -> list[str]:

@@ -353,12 +353,13 @@ class Retriever:
             if hybrid and q.title and "title" not in off:  # a report's title, as a sentence
                 title_at = len(texts)
                 texts.append(q.title)
+            dense_n = ranking.dense_depth(q, n, hybrid and "deepdense" not in off)
             for at, text in enumerate(texts):
                 vec = self.embedder.embed_query(text)
                 if qvec is None:
                     qvec = vec
                 ids = []
-                for cid, chunk, _ in self.store.dense(vec, n, classes, opts.pieces):
+                for cid, chunk, _ in self.store.dense(vec, dense_n, classes, opts.pieces):
                     chunks[cid] = chunk
                     ids.append(cid)
                 lists.append(ids)

@@ -782,3 +782,13 @@ def test_a_class_the_question_does_not_name_yields_to_functions():
     # a symbol query keeps the class (the defs stage decides)
     symbol = ranking.rescore([table, widths], parse_query("TableLayout"), others)
     assert [h.symbol for h in symbol] == ["rich.TableLayout", "TableLayout.widths"]
+
+
+def test_dense_depth_by_query_kind():
+    """``deepdense``: 50 -> 100 for a question in words; a name and a pasted report keep 50."""
+    question, name = parse_query("how are handlers combined?"), parse_query("Logger")
+    report = parse_query("Traceback (most recent call last):\n" + '  File "a.py", line 1\n' * 3)
+    assert ranking.dense_depth(question, 50) == 100
+    assert ranking.dense_depth(name, 50) == 50
+    assert report.kind == "trace" and ranking.dense_depth(report, 50) == 50
+    assert ranking.dense_depth(question, 50, enabled=False) == 50

@@ -440,6 +440,26 @@ def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, mo
     assert depths[-1] == 240
 
 
+
+def test_a_natural_question_reads_the_dense_list_twice_as_deep(retriever, monkeypatch):
+    """The ``deepdense`` stage: in a hybrid search the real index's dense list is read 2 x 50
+    deep for a question in words, 50 deep for a bare name, for the dense mode alone and when
+    the stage is switched off."""
+    depths: list[int] = []
+    real_dense = retriever.store.dense
+
+    def dense(vector, n, classes=None, pieces=True):
+        depths.append(n)
+        return real_dense(vector, n, classes, pieces)
+
+    monkeypatch.setattr(retriever.store, "dense", dense)
+    q = "how is a discount code applied to a price?"
+    retriever.search(q, SearchOptions(k=8))
+    retriever.search("apply_discount", SearchOptions(k=8))
+    retriever.search(q, SearchOptions(k=8, mode="dense"))
+    retriever.search(q, SearchOptions(k=8, disabled=("deepdense",)))
+    assert depths == [100, 50, 50, 50]
+
 PROSE_REPORT = (
     "Login fails after the session expires\n\n"
     "When a user signs in again after the session expired, authentication is refused.\n"
