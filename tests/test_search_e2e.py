@@ -440,7 +440,6 @@ def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, mo
     assert depths[-1] == 240
 
 
-
 def test_a_natural_question_reads_the_dense_list_twice_as_deep(retriever, monkeypatch):
     """The ``deepdense`` stage: in a hybrid search the real index's dense list is read 2 x 50
     deep for a question in words, 50 deep for a bare name, for the dense mode alone and when
@@ -459,6 +458,7 @@ def test_a_natural_question_reads_the_dense_list_twice_as_deep(retriever, monkey
     retriever.search(q, SearchOptions(k=8, mode="dense"))
     retriever.search(q, SearchOptions(k=8, disabled=("deepdense",)))
     assert depths == [100, 50, 50, 50]
+
 
 PROSE_REPORT = (
     "Login fails after the session expires\n\n"
