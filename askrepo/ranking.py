@@ -40,7 +40,7 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
   to look, ``open_url`` is the code that does it (``delegate``).
 * ``deepdense``: a natural-language question's dense list is read DENSE_DEPTH times as deep
-  in a hybrid search (``dense_depth``), like its full-text list (``deepfts``).
+  in a hybrid search (``list_depth``), like its full-text list (``deepfts``).
 * ``prose``: a pasted report with fenced code is searched a second time by its prose alone,
   on both sides: a full-text list (``Query.prose_fts``, weighted PROSE_WEIGHT) and a dense one
   (``Query.prose``) (the retriever's wiring).
@@ -166,26 +166,19 @@ DENSE_DEPTH = {SYMBOL: 1, NATURAL: 2, TRACE: 1}
 PROSE_WEIGHT = 1.0
 
 
-def fts_depth(q: Query, n: int, enabled: bool = True) -> int:
-    """The number of full-text candidates to read when the dense list reads ``n``.
+def list_depth(q: Query, n: int, side: str, enabled: bool = True) -> int:
+    """How many candidates the ``side`` list (``"dense"`` or ``"fts"``) reads when the search
+    reads ``n`` per list: ``n`` times DENSE_DEPTH / FTS_DEPTH of the query's kind (the
+    ``deepdense`` / ``deepfts`` stages; ``enabled=False``: ``n``).
 
     >>> from askrepo.query import parse_query
     >>> question, name = parse_query("how are handlers combined?"), parse_query("Logger")
-    >>> fts_depth(question, 50), fts_depth(name, 50), fts_depth(question, 50, enabled=False)
-    (100, 50, 50)
+    >>> list_depth(question, 50, "fts"), list_depth(name, 50, "dense")
+    (100, 50)
     """
-    return n * FTS_DEPTH[q.kind] if enabled else n
-
-
-def dense_depth(q: Query, n: int, enabled: bool = True) -> int:
-    """The number of dense candidates to read for each embedded query of a hybrid search.
-
-    >>> from askrepo.query import parse_query
-    >>> question, name = parse_query("how are handlers combined?"), parse_query("Logger")
-    >>> dense_depth(question, 50), dense_depth(name, 50), dense_depth(question, 50, enabled=False)
-    (100, 50, 50)
-    """
-    return n * DENSE_DEPTH[q.kind] if enabled else n
+    if not enabled:
+        return n
+    return n * (DENSE_DEPTH if side == "dense" else FTS_DEPTH)[q.kind]
 
 
 def _path_parts(path: str) -> list[str]:

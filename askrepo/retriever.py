@@ -339,7 +339,7 @@ class Retriever:
         prose_dense_ids: list[str] = []
         title_ids: list[str] = []
         if opts.mode in ("fts", "hybrid") and q.fts:
-            depth = ranking.fts_depth(q, n, "deepfts" not in off)
+            depth = ranking.list_depth(q, n, "fts", "deepfts" not in off)
             fts_rows = _background(self.store.fts, q.fts, depth, classes)
         prose_on = hybrid and "prose" not in off  # a fenced report's prose alone, both sides
         if prose_on and q.prose_fts:
@@ -353,7 +353,7 @@ class Retriever:
             if hybrid and q.title and "title" not in off:  # a report's title, as a sentence
                 title_at = len(texts)
                 texts.append(q.title)
-            dense_n = ranking.dense_depth(q, n, hybrid and "deepdense" not in off)
+            dense_n = ranking.list_depth(q, n, "dense", hybrid and "deepdense" not in off)
             for at, text in enumerate(texts):
                 vec = self.embedder.embed_query(text)
                 if qvec is None:

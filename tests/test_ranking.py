@@ -784,11 +784,14 @@ def test_a_class_the_question_does_not_name_yields_to_functions():
     assert [h.symbol for h in symbol] == ["rich.TableLayout", "TableLayout.widths"]
 
 
-def test_dense_depth_by_query_kind():
-    """``deepdense``: 50 -> 100 for a question in words; a name and a pasted report keep 50."""
+def test_list_depth_by_query_kind():
+    """``deepdense`` / ``deepfts``: 50 -> 100 for a question in words on both sides; a name and
+    a pasted report keep 50; switched off, 50."""
     question, name = parse_query("how are handlers combined?"), parse_query("Logger")
     report = parse_query("Traceback (most recent call last):\n" + '  File "a.py", line 1\n' * 3)
-    assert ranking.dense_depth(question, 50) == 100
-    assert ranking.dense_depth(name, 50) == 50
-    assert report.kind == "trace" and ranking.dense_depth(report, 50) == 50
-    assert ranking.dense_depth(question, 50, enabled=False) == 50
+    assert report.kind == "trace"
+    for side in ("dense", "fts"):
+        assert ranking.list_depth(question, 50, side) == 100
+        assert ranking.list_depth(name, 50, side) == 50
+        assert ranking.list_depth(report, 50, side) == 50
+        assert ranking.list_depth(question, 50, side, enabled=False) == 50
