@@ -34,6 +34,7 @@ from askrepo.ranking import (
     body_lines,
     definition_line,
     is_constructor,
+    mention_factors,
     wrapper_callee,
 )
 
@@ -489,7 +490,9 @@ def score_candidates(
     confidence; ``sim`` = cosine of the
     question and the hit's :func:`header_text` (when given). Non-definitions (windows,
     sections) get WINDOW_FACTOR of that, except documentation sections for a question about
-    the docs; a class header whose method is also a candidate gets
+    the docs; test and doc chunks of a question that only mentions tests / docs get
+    ``ranking.mention_factors`` (as in retrieval); a class header whose method is also a
+    candidate gets
     CLASS_FACTOR, and its methods inherit half the bonus of a question naming the class; a
     constructor gets CONSTRUCTOR_FACTOR when another function or method is a candidate
     (``_constructors``).
@@ -512,6 +515,9 @@ def score_candidates(
     priors = retrieval_prior([h.score for h in hits])
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
     mentioned = (parsed.mentions_tests, parsed.mentions_docs)
+    # tests / docs a question only mentions are held back as retrieval's ``mentions`` stage
+    # holds them back ("how does the walker decide whether a file is a test?" asks for code)
+    held_back = mention_factors(hits, parsed)
     scores: list[float] = []
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""
@@ -529,12 +535,10 @@ def score_candidates(
         s += W_PRIOR * priors[rank - 1]
         if similarity is not None and rank - 1 < len(similarity):
             s += W_SIM * similarity[rank - 1]
-        # a documentation section is the unit of answer to a question about the docs (not to
-        # one that only mentions them: "how does search decide a question is about the docs?")
-        answers_docs = about_docs and not parsed.mentions_docs and file_class == DOC
-        if h.kind not in DEFINITION_KINDS and not answers_docs:
+        # a documentation section is the unit of answer to a question about the docs
+        if h.kind not in DEFINITION_KINDS and not (about_docs and file_class == DOC):
             s *= WINDOW_FACTOR
-        s *= _class_factor(file_class, about_tests, about_docs, mentioned)
+        s *= _class_factor(file_class, about_tests, about_docs, mentioned) * held_back[rank - 1]
         scores.append(s)
     # A class declaration holds no behaviour of its own: when a function or method is a
     # candidate too, that is the better answer to a question about what the code does. A class

@@ -294,29 +294,45 @@ def test_a_doc_section_is_a_full_answer_to_a_question_about_the_docs():
     assert WINDOW_FACTOR < 1
 
 
-def test_a_doc_section_is_not_the_answer_to_a_question_that_only_mentions_the_docs():
-    """ "How does the walker decide whether a file is documentation?" brings the docs into the
-    search (``about_docs``) but asks for the code that decides (``mentions_docs``): a section
-    then counts WINDOW_FACTOR of what it would as a definition, as for any other question; a
-    question that asks for the docs keeps the section whole."""
-    from askrepo.evidence import WINDOW_FACTOR, score_candidates
+def test_tests_and_docs_a_question_only_mentions_are_held_back_as_in_retrieval():
+    """ "How does the walker decide whether a file is a test, documentation or code?" brings
+    tests and docs into the search (``about_docs``) but asks for the code that decides
+    (``mentions_tests`` / ``mentions_docs``): a doc section and a test then count
+    MENTION_FACTOR of what the same chunk would count as code (retrieval's ``mentions`` stage,
+    the same function); a question that asks for the docs keeps the section whole."""
+    from askrepo.evidence import score_candidates
     from askrepo.query import parse_query
+    from askrepo.ranking import MENTION_FACTOR, mention_factors
 
     text = "## Classes\nEach file is a test, documentation, config or code file."
     section = replace(
         hit(1, "docs/walk.md", 1, text), symbol="Classes", kind="section", file_class="doc"
     )
-    as_definition = replace(section, kind="function")
-    code = hit(2, "src/walk.py", 10, "def classify(path):\n    return kind(path)")
+    test = replace(
+        hit(2, "tests/test_walk.py", 1, "def test_classify():\n    assert kind('a.md') == 'doc'"),
+        symbol="test_classify",
+        file_class="test",
+    )
+    code = hit(3, "src/walk.py", 10, "def classify(path):\n    return kind(path)")
     mention = "How does the walker decide whether a file is a test, documentation or code?"
-    assert parse_query(mention).about_docs and parse_query(mention).mentions_docs
+    parsed = parse_query(mention)
+    assert parsed.about_docs and parsed.mentions_docs and parsed.mentions_tests
     asks = "Where do the docs explain whether a file is a test, documentation or code?"
     assert parse_query(asks).about_docs and not parse_query(asks).mentions_docs
-    for q, factor in ((mention, WINDOW_FACTOR), (asks, 1.0)):
-        w = term_weights(question_terms(q), [section.text, code.text])
-        got = score_candidates(q, [section, code], w)[0]
-        whole = score_candidates(q, [as_definition, code], w)[0]
-        assert got == pytest.approx(factor * whole, abs=1e-5), q
+    as_code = [
+        replace(section, file_class="code", kind="function"),
+        replace(test, file_class="code"),
+    ]
+    w = term_weights(question_terms(mention), [section.text, test.text, code.text])
+    held = score_candidates(mention, [section, test, code], w)
+    whole = score_candidates(mention, [*as_code, code], w)
+    assert held[0] == pytest.approx(MENTION_FACTOR * whole[0], abs=1e-5)
+    assert held[1] == pytest.approx(MENTION_FACTOR * whole[1], abs=1e-5)
+    # asked for: nothing is held back, and the section (no window factor) leads
+    assert mention_factors([section, code], parse_query(asks)) == [1.0, 1.0]
+    w2 = term_weights(question_terms(asks), [section.text, code.text])
+    got = score_candidates(asks, [section, code], w2)
+    assert got[0] > got[1]
 
 
 def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
