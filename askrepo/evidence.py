@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -35,6 +35,8 @@ from askrepo.ranking import (
     definition_line,
     is_constructor,
     mention_factors,
+    names_symbol,
+    question_names,
     wrapper_callee,
 )
 
@@ -510,7 +512,7 @@ def score_candidates(
     parsed = parsed or parse_query(question)
     if parsed.kind == SYMBOL or parsed.asks_definition:  # "Router", "where is Console defined?"
         return [round(W_PRIOR / rank, 6) for rank in range(1, len(hits) + 1)]
-    named = {n for q in parsed.identifiers for n in (q, _last(q))}
+    named = question_names(parsed)
     graph = graph or Graph()
     priors = retrieval_prior([h.score for h in hits])
     about_tests, about_docs = parsed.about_tests, parsed.about_docs
@@ -521,7 +523,7 @@ def score_candidates(
     scores: list[float] = []
     for rank, h in enumerate(hits, 1):
         sym = h.symbol or ""
-        exact = 1.0 if sym and (sym in named or _last(sym) in named) else 0.0
+        exact = 1.0 if names_symbol(named, sym) else 0.0
         file_class = getattr(h, "file_class", CODE)
         if about_docs and file_class == DOC and not exact and named:
             # a question about the docs that names X: the section showing X is named by it
@@ -549,7 +551,7 @@ def score_candidates(
         if h.kind != "class" or not h.symbol:
             continue
         members = [j for j, m in enumerate(hits) if (m.symbol or "").startswith(h.symbol + ".")]
-        is_named = h.symbol in named or _last(h.symbol) in named
+        is_named = names_symbol(named, h.symbol)
         if is_named:
             for j in members:
                 scores[j] += W_NAMED * 0.5
@@ -560,7 +562,7 @@ def score_candidates(
     return [round(s, 6) for s in scores]
 
 
-def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> None:
+def _constructors(hits: Sequence[Any], scores: list[float], named: Collection[str]) -> None:
     """A constructor sets its object up; its parameters repeat the question's words, but the
     behaviour asked about is in some other function or method. When one (not a constructor,
     and not a later part of this one) is a candidate too, the constructor's score is
@@ -571,7 +573,7 @@ def _constructors(hits: Sequence[Any], scores: list[float], named: set[str]) -> 
         sym = h.symbol or ""
         if h.kind != "method" or not is_constructor(sym, h.path):
             continue
-        if sym in named or _last(sym) in named:
+        if names_symbol(named, sym):
             continue
         others = (
             m.kind in ("function", "method")
@@ -636,7 +638,8 @@ def _class_factor(
 ) -> float:
     """Tests and docs answer a question that asks for tests / docs; a question that only
     mentions them (``Query.mentions_tests`` / ``mentions_docs``: "how is a question about tests
-    detected?") is neutral about them; otherwise code answers."""
+    detected?") is neutral about them here (``ranking.mention_factors`` holds them back, as in
+    retrieval); otherwise code answers."""
     if file_class == TEST:
         return 1.0 if mentioned[0] else SCOPE_BOOST if about_tests else SCOPE_PENALTY
     if file_class == DOC:

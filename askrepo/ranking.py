@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -946,6 +946,21 @@ def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
     ]
 
 
+def question_names(q: Query) -> frozenset[str]:
+    """The names a question uses, each whole and by its last dotted part (``Table.widths`` ->
+    ``Table.widths``, ``widths``): what ``names_symbol`` compares a candidate with."""
+    return frozenset(n for i in q.identifiers for n in (i, i.rsplit(".", 1)[-1]))
+
+
+def names_symbol(names: Collection[str], symbol: str | None) -> bool:
+    """Whether ``symbol`` or its last dotted part is among ``names`` (``question_names``).
+
+    >>> names_symbol({"Table"}, "rich.Table"), names_symbol({"Table"}, "Table.widths")
+    (True, False)
+    """
+    return bool(symbol) and (symbol in names or symbol.rsplit(".", 1)[-1] in names)
+
+
 def class_factors(hits: Sequence[Any], q: Query) -> list[float]:
     """CLASS_DEMOTION for a class chunk the question does not name (by its symbol or the
     symbol's last part) when a function or method is among the candidates too, else 1: a
@@ -953,20 +968,20 @@ def class_factors(hits: Sequence[Any], q: Query) -> list[float]:
 
     >>> from types import SimpleNamespace as H
     >>> from .query import parse_query
-    >>> hits = [H(kind="class", symbol="mod.Table"), H(kind="method", symbol="Table.widths")]
+    >>> hits = [H(kind="class", symbol="TableLayout"), H(kind="method", symbol="TableLayout.fit")]
     >>> class_factors(hits, parse_query("how are column widths computed?"))
     [0.9, 1.0]
-    >>> class_factors(hits, parse_query("how does Table compute column widths?"))
+    >>> class_factors(hits, parse_query("how does TableLayout compute column widths?"))
     [1.0, 1.0]
     >>> class_factors(hits[:1], parse_query("how are column widths computed?"))
     [1.0]
     """
     if not any(h.kind in ("function", "method") for h in hits):
         return [1.0] * len(hits)
-    named = {n for i in q.identifiers for n in (i, i.rsplit(".", 1)[-1])}
+    named = question_names(q)
     return [
         CLASS_DEMOTION
-        if h.kind == "class" and h.symbol and not ({h.symbol, h.symbol.rsplit(".", 1)[-1]} & named)
+        if h.kind == "class" and h.symbol and not names_symbol(named, h.symbol)
         else 1.0
         for h in hits
     ]
