@@ -185,6 +185,21 @@ def signature_of(text: str, symbol: str | None) -> str | None:
     return sig or None
 
 
+def shown_header_lines(lines: Sequence[str], symbol: str | None, signature: str) -> list[int]:
+    """Indexes of the header lines (``signature_span``) whose text the shown ``signature``
+    holds: all of them unless it was cut short (``…``), then those before the cut.
+
+    >>> header = ["fn f(", "    a: u8,", ") -> Result<Long, Error> {"]
+    >>> shown_header_lines(header, "f", "fn f(a: u8) -> Re…")
+    [0, 1]
+    """
+    i, j = signature_span(lines, symbol)
+    if not signature.endswith("…"):
+        return list(range(i, j))
+    flat = "".join(signature[:-1].split())
+    return [n for n in range(i, j) if "".join(lines[n].split()).rstrip(":{,") in flat]
+
+
 def signature_span(lines: Sequence[str], symbol: str | None, limit: int = 40) -> tuple[int, int]:
     """``(i, j)``: the definition's header is ``lines[i:j]`` — the defining line, continued
     while brackets are open (at most ``limit`` lines).
@@ -734,6 +749,8 @@ def evidence_card(
         skip = [def_at] + [
             h.start_line + j for j, ln in enumerate(lines) if doc and _in_doc(ln, doc)
         ]
+        if sig:  # the header's other lines, as far as the card shows them
+            skip += [h.start_line + j for j in shown_header_lines(lines, h.symbol, sig)]
         skip += [h.start_line + j for j in fragments(lines, h.symbol)]
         sources.append(
             Source(
@@ -904,20 +921,27 @@ def _relations(
                     [sa.n, b.n],
                     f"{sa.symbol} calls {b.symbol}",
                 )
-    # B is a method of C
+    # B is a method of C (one statement per class: "B and D are methods of class C")
+    members: dict[str, list[Source]] = {}
     for b in defs:
         sym = b.symbol or ""
         if b.kind != "method" or "." not in sym:
             continue
         owner = sym.rsplit(".", 1)[0]
-        cls = graph.classes.get(owner)
-        if cls is None:
-            continue
-        sc = _source_for(cls, sources)
+        if owner in graph.classes:
+            members.setdefault(owner, []).append(b)
+    for owner, methods in members.items():
+        sc = _source_for(graph.classes[owner], sources)
+        names = [_md_code(b.symbol or "") for b in methods]
+        which = (
+            f"{names[0]} is a method"
+            if len(names) == 1
+            else f"{', '.join(names[:-1])} and {names[-1]} are methods"
+        )
         add(
-            f"{_md_code(sym)} is a method of class {_md_code(owner)} ({_md_code(sc.location)})",
-            [b.n, sc.n],
-            f"{sym} of {owner}",
+            f"{which} of class {_md_code(owner)} ({_md_code(sc.location)})",
+            [*(b.n for b in methods), sc.n],
+            f"methods of {owner}",
         )
     # who calls the best definition(s)
     for b in defs[:2]:

@@ -63,16 +63,25 @@ class Case:
     gold: list[bool]
 
 
+# (repo, question, k) -> (candidates, weights, graph, similarity): a question two files share
+# (Click's eight shared questions) is retrieved once.
+_RETRIEVED: dict[tuple[str, str, int], tuple[list[Any], dict[str, float], Any, Any]] = {}
+
+
 def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
     retriever = Retriever.open(repo)
     cases = []
     for q in load_queries(queries):
         if q.absent:
             continue
-        hits = retriever.search(q.question, card_search_options(k)).hits
-        code, graph, sim = card_inputs(q.question, list(hits), retriever)
-        cands = code[: evidence.CANDIDATES]
-        weights, _ = question_weights(q.question, cands, retriever.project)
+        key = (str(repo), q.question, k)
+        if key not in _RETRIEVED:
+            hits = retriever.search(q.question, card_search_options(k)).hits
+            code, graph, sim = card_inputs(q.question, list(hits), retriever)
+            cands = code[: evidence.CANDIDATES]
+            weights, _ = question_weights(q.question, cands, retriever.project)
+            _RETRIEVED[key] = (cands, weights, graph, sim)
+        cands, weights, graph, sim = _RETRIEVED[key]
         gold = [any(is_hit(h, t) for t in q.expected) for h in cands]
         cases.append(Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold))
     return cases

@@ -637,3 +637,50 @@ def test_key_lines_skip_pieces_of_a_multi_line_signature():
     assert 12 not in lines  # "include_tests: Annotated[" (a piece of a bracket)
     assert 17 in lines  # the body line that uses it
     assert lines.get(15) == "tests_only: bool = False,"  # a whole parameter
+
+
+def test_key_lines_do_not_repeat_header_lines_the_signature_shows():
+    """The card shows the header as the signature; its lines are not key lines again, unless
+    the signature was cut short before them (the test above)."""
+    text = (
+        "fn connection_for(\n"
+        "    &self,\n"
+        "    pool_key: PoolKey,\n"
+        ") -> Result<Pooled, ConnectError> {\n"
+        "    let pooled = self.pool.checkout(pool_key);\n"
+        "    pooled.map_err(ConnectError::Checkout)\n"
+        "}\n"
+    )
+    h = hit(1, "client.rs", 335, text, "Client.connection_for", "method")
+    card = evidence_card("how is a pooled connection checked out for a pool key?", [h])
+    src = card.sources[0]
+    assert src.signature == (
+        "fn connection_for(&self, pool_key: PoolKey) -> Result<Pooled, ConnectError>"
+    )
+    lines = dict(src.lines)
+    assert 337 not in lines and 338 not in lines  # shown in the signature
+    assert lines.get(339) == "let pooled = self.pool.checkout(pool_key);"
+
+
+def test_methods_of_one_class_are_stated_once():
+    context_chunk = Chunk("src/click/core.py", 160, 161, CONTEXT, "python", "class", "Context")
+    lookup_value = LOOKUP.replace("def lookup_default", "def lookup_value")
+    hits = [
+        hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
+        hit(2, "src/click/core.py", 740, lookup_value, "Context.lookup_value", "method"),
+    ]
+    graph = Graph(
+        definitions={"lookup_default": 1, "lookup_value": 1}, classes={"Context": context_chunk}
+    )
+    card = evidence_card("How does the context look up a default value?", hits, graph)
+    sources = {s.symbol: s.n for s in card.sources}
+    a, b, c = (
+        sources["Context.lookup_default"],
+        sources["Context.lookup_value"],
+        sources["Context"],
+    )
+    members = [r.text for r in card.relations if "of class" in r.text]
+    assert members == [
+        "`Context.lookup_default` and `Context.lookup_value` are methods of class `Context` "
+        f"(`src/click/core.py:160-161`) [{a}][{b}][{c}]."
+    ]
