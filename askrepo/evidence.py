@@ -329,8 +329,8 @@ def _comment_text(block: Sequence[str]) -> str | None:
     cleaned: list[str] = []
     for line in block:
         s = line.strip()
-        s = re.sub(r"^(?:/\*\*?|\*/|\*|///?|#+|--|;+)\s?", "", s)
-        s = re.sub(r"\*/\s*$", "", s).strip()
+        s = re.sub(r"^(?:/\*+|\*+/|\*+|///?|#+|-{2,}|;+)\s?", "", s)  # ** (Lua), --- (LDoc)
+        s = re.sub(r"\*+/\s*$", "", s).strip()
         if s.startswith("@") or s.startswith("!"):  # JSDoc tags, shebang-like lines
             continue
         cleaned.append(s)

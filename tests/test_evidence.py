@@ -139,6 +139,11 @@ def test_leading_doc_reads_docstrings_and_comments():
     assert leading_doc(js, "parse") == "Parse the query string."
     assert leading_doc('"""Module: storage."""\nimport os', None) == "Module: storage."
     assert leading_doc("def f():\n    return 1", "f") is None
+    # Lua's C sources mark every comment line with **; LDoc opens a doc comment with ---
+    c = "/*\n** Barrier that moves collector\n** forward.\n*/\nvoid luaC_barrier_ (lua_State *L) {"
+    assert leading_doc(c, "luaC_barrier_") == "Barrier that moves collector forward."
+    lua = "--- Split a string into a list.\n-- @param s the string\nfunction split(s)\nend"
+    assert leading_doc(lua, "split") == "Split a string into a list."
 
 
 def test_key_lines_are_the_lines_with_the_most_weight_in_line_order():
