@@ -642,7 +642,15 @@ class _Ctx:
 
 
 def _find_body(node: Any) -> Any:
-    """The body of a definition: a ``body`` field, or a ``*body`` child, searched 3 levels deep."""
+    """The body of a definition: a ``body`` field, or a ``*body`` child, searched 3 levels deep;
+    else a ``Block`` child of the node itself (Zig: ``Decl`` = ``FnProto`` + ``Block``)."""
+    found = _body_below(node)
+    if found is None:
+        found = next((c for c in reversed(node.named_children) if c.type == "Block"), None)
+    return found
+
+
+def _body_below(node: Any) -> Any:
     level = [node]
     for _ in range(3):
         nxt = []

@@ -881,6 +881,31 @@ def asks_for_callers(question: str) -> bool:
     return _CALLERS_Q.search(question) is not None
 
 
+def _calls_in_file(a: Any, b: Any) -> bool:
+    """Whether ``a`` (same file as ``b``) visibly calls ``b`` when ``b``'s name is defined more
+    than once: a method through its class (``Hasher.create(``, ``Hasher::create(``) or from
+    another method of that class; a function by its bare name (``create(``, not
+    ``mac.create(``, which may be any ``create``).
+
+    >>> from types import SimpleNamespace as S
+    >>> b = S(path="b.zig", symbol="Hasher.create", kind="method")
+    >>> _calls_in_file(S(path="b.zig", symbol="hash", text="Hmac.create(&out)"), b)
+    False
+    >>> _calls_in_file(S(path="b.zig", symbol="strHash", text="return Hasher.create(pw)"), b)
+    True
+    """
+    if a.path != b.path:
+        return False
+    text = getattr(a, "text", "") or ""
+    owner, _, name = (b.symbol or "").rpartition(".")
+    if b.kind == "method" and owner:
+        if (a.symbol or "").rpartition(".")[0] == owner:
+            return True
+        cls = re.escape(owner.rsplit(".", 1)[-1])
+        return re.search(rf"\b{cls}\s*(?:\.|::)\s*{re.escape(name)}\s*[(<!]", text) is not None
+    return re.search(rf"(?<![\w.$@>:]){re.escape(name)}\s*[(<!]", text) is not None
+
+
 def _relations(
     sources: list[Source],
     others: Sequence[Any],
@@ -913,7 +938,7 @@ def _relations(
             if a is b or not b.symbol or not a.symbol:
                 continue
             name = _last(b.symbol)
-            if name in a_calls and (unique(name) or a.path == b.path):
+            if name in a_calls and (unique(name) or _calls_in_file(a, b)):
                 sa = a if isinstance(a, Source) else _source_for(a, sources)
                 where = _md_code(sa.location)
                 add(

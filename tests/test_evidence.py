@@ -689,3 +689,26 @@ def test_methods_of_one_class_are_stated_once():
         "`Context.lookup_default` and `Context.lookup_value` are methods of class `Context` "
         f"(`src/click/core.py:160-161`) [{a}][{b}][{c}]."
     ]
+
+
+def test_a_call_by_an_ambiguous_name_is_stated_only_when_the_code_shows_it():
+    """``create`` is defined twice; ``bcrypt`` calls ``HmacSha512.create`` and ``strHash``
+    calls ``CryptFormatHasher.create``, all in one file: only the second edge is true."""
+    create = "fn create(password: []const u8) []u8 {\n    return hash(password);\n}"
+    bcrypt = "pub fn bcrypt(password: []const u8) []u8 {\n    HmacSha512.create(&pre, password);\n}"
+    str_hash = (
+        "pub fn strHash(password: []const u8) []u8 {\n"
+        "    return CryptFormatHasher.create(password);\n}"
+    )
+    hits = [
+        hit(1, "bcrypt.zig", 708, create, "CryptFormatHasher.create", "method"),
+        hit(2, "bcrypt.zig", 461, bcrypt, "bcrypt", calls=["create"]),
+        hit(3, "bcrypt.zig", 759, str_hash, "strHash", calls=["create"]),
+    ]
+    graph = Graph(definitions={"create": 2, "bcrypt": 1, "strHash": 1})
+    question = "How do `CryptFormatHasher.create`, `bcrypt` and `strHash` hash a password?"
+    card = evidence_card(question, hits, graph)
+    assert len(card.sources) == 3
+    rel = " ".join(r.text for r in card.relations)
+    assert "`strHash` (`bcrypt.zig:759-761`) calls `CryptFormatHasher.create`" in rel
+    assert "`bcrypt` (`bcrypt.zig:461-463`) calls" not in rel

@@ -397,6 +397,10 @@ def test_signatures_and_calls():
     assert by_symbol("lua", "helper").calls == ["gmatch"]
     assert by_symbol("zig", "ArrayList.append").calls == ["ensureCapacity"]
     assert by_symbol("zig", "helper").calls == ["print"]
+    # a Zig function's body is the Block beside its FnProto: the header is not cut at "("
+    zig = "pub fn hash(\n    password: []const u8,\n    rounds: u6,\n) [23]u8 {\n    return x;\n}\n"
+    (fn,) = [c for c in chunk_text("h.zig", zig, "zig") if c.symbol == "hash"]
+    assert fn.signature == "pub fn hash(password: []const u8, rounds: u6) [23]u8"
     assert by_symbol("haskell", "digit").calls == ["satisfy"]
     # Dart: the signature node is the header; the body is its @end sibling
     assert by_symbol("dart", "IOClient.get").signature == "Future<Response> get(Uri url)"
