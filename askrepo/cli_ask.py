@@ -164,6 +164,20 @@ class _LiveAnswer:
         self.live.__exit__(*exc)
 
 
+def short_symbol(symbol: str | None, limit: int = 30) -> str:
+    """A qualified symbol for a table cell: its leading qualifiers dropped (``…``) while it is
+    longer than ``limit``, the last part always kept.
+
+    >>> short_symbol("spdlog.details.v_formatter.format")
+    '…details.v_formatter.format'
+    """
+    parts = (symbol or "").split(".")
+    cut = 0
+    while cut < len(parts) - 1 and len(".".join(parts[cut:])) + (1 if cut else 0) > limit:
+        cut += 1
+    return ("…" if cut else "") + ".".join(parts[cut:])
+
+
 def _link(root: Path, path: str, label: str, kind: str | None = None) -> Any:
     """A clickable file location; a cited commit (``kind == "commit"``, path = its short sha)
     is plain text: there is no file to open."""
@@ -209,12 +223,14 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
     console.print()
     if answer.citations:
         t = Table(box=None, header_style="bold", title="Sources", title_justify="left")
-        t.add_column("#", justify="right")
-        t.add_column("location")
-        t.add_column("symbol")
+        t.add_column("#", justify="right", no_wrap=True)
+        # the location is what a reader follows: never cut; a long symbol wraps instead
+        widest = max(len(c.location) for c in answer.citations)
+        t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
+        t.add_column("symbol", overflow="fold")
         for c in sorted(answer.citations, key=lambda c: c.n):
             kind = getattr(c, "kind", None)
-            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), c.symbol or "")
+            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), short_symbol(c.symbol))
         console.print(t, highlight=False)
     if answer.invalid_citations:
         nums = ", ".join(f"[{n}]" for n in answer.invalid_citations)
@@ -224,12 +240,15 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
     uncited = [h for h in answer.retrieved if (h.path, h.start_line) not in cited]
     if uncited and (verbose or not answer.citations):
         t = Table(box=None, header_style="bold", title="Retrieved, not cited", title_justify="left")
-        t.add_column("rank", justify="right")
-        t.add_column("location")
-        t.add_column("symbol")
+        t.add_column("rank", justify="right", no_wrap=True)
+        widest = max(len(h.location) for h in uncited)
+        t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
+        t.add_column("symbol", overflow="fold")
         for h in uncited:
             t.add_row(
-                str(h.rank), _link(root, h.path, h.location, h.kind), h.symbol or f"({h.kind})"
+                str(h.rank),
+                _link(root, h.path, h.location, h.kind),
+                short_symbol(h.symbol) or f"({h.kind})",
             )
         console.print(t, highlight=False)
 

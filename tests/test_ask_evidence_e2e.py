@@ -14,6 +14,7 @@ import socket
 
 import pytest
 
+from askrepo.cli_ask import short_symbol
 from askrepo.evidence import evidence_card, gather_graph
 from askrepo.lines import span_hash, split_lines
 from askrepo.llm import NoModel, choose_backend
@@ -128,3 +129,23 @@ def test_choose_backend_none_and_auto_fallback_to_none(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", closed_port_url())
     llm = choose_backend("auto", fallback="none")
     assert llm.name == "none" and "not reachable" in llm.note
+
+
+def test_sources_keep_whole_locations_in_a_narrow_terminal(indexed):
+    """The location is what a reader follows: a narrow terminal wraps or shortens the symbol,
+    never the ``path:start-end``."""
+    root, home = indexed
+    q = "how is a discount code applied to a price?"
+    p = _ask(q, "--repo", str(root), "--backend", "none", home=home, env={"COLUMNS": "36"})
+    assert p.returncode == 0, p.stderr
+    rows = [ln for ln in p.stdout.splitlines() if re.match(r"\s*\[\d+\]\s", ln)]
+    assert rows, p.stdout
+    for row in rows:
+        assert re.search(r"\S+\.py:\d+-\d+", row), row
+
+
+def test_short_symbol_drops_leading_qualifiers_only():
+    assert short_symbol("spdlog.details.v_formatter.format") == "…details.v_formatter.format"
+    assert short_symbol("Client.send_request") == "Client.send_request"
+    assert short_symbol("a.b.c", limit=3) == "…c"
+    assert short_symbol(None) == ""
