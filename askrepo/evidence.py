@@ -883,9 +883,9 @@ def asks_for_callers(question: str) -> bool:
 
 def _calls_in_file(a: Any, b: Any) -> bool:
     """Whether ``a`` (same file as ``b``) visibly calls ``b`` when ``b``'s name is defined more
-    than once: a method through its class (``Hasher.create(``, ``Hasher::create(``) or from
-    another method of that class; a function by its bare name (``create(``, not
-    ``mac.create(``, which may be any ``create``).
+    than once: through what qualifies ``b`` (``Hasher.create(``, ``Hasher::create(``, Lua's
+    ``template.compile(``), a method from another method of its class, a function by its bare
+    name (``create(``, not ``mac.create(``, which may be any ``create``).
 
     >>> from types import SimpleNamespace as S
     >>> b = S(path="b.zig", symbol="Hasher.create", kind="method")
@@ -898,12 +898,16 @@ def _calls_in_file(a: Any, b: Any) -> bool:
         return False
     text = getattr(a, "text", "") or ""
     owner, _, name = (b.symbol or "").rpartition(".")
-    if b.kind == "method" and owner:
-        if (a.symbol or "").rpartition(".")[0] == owner:
+    call = rf"{re.escape(name)}\s*[(<!]"
+    if owner:
+        if b.kind == "method" and (a.symbol or "").rpartition(".")[0] == owner:
             return True
-        cls = re.escape(owner.rsplit(".", 1)[-1])
-        return re.search(rf"\b{cls}\s*(?:\.|::)\s*{re.escape(name)}\s*[(<!]", text) is not None
-    return re.search(rf"(?<![\w.$@>:]){re.escape(name)}\s*[(<!]", text) is not None
+        qualifier = re.escape(owner.rsplit(".", 1)[-1])
+        if re.search(rf"(?<![\w.]){qualifier}\s*(?:\.|::|:)\s*{call}", text):
+            return True
+        if b.kind == "method":
+            return False
+    return re.search(rf"(?<![\w.$@>:]){call}", text) is not None
 
 
 def _relations(
