@@ -6,7 +6,7 @@ A pure function over a ranked hit list, shared by every caller that needs "which
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 # Each further chunk of a file adds this much less than the one before (1, 0.5, 0.25, ...).
@@ -57,4 +57,31 @@ def rank_files(hits: Sequence[Any], decay: float = FILE_DECAY) -> list[FileHit]:
                 hits=group,
             )
         )
+    return out
+
+
+def extend_files(ranked: Sequence[FileHit], deeper: Sequence[Any], k: int) -> list[FileHit]:
+    """``ranked`` followed by the files of ``deeper`` (a longer hit list of the same search)
+    that it lacks, in ``rank_files`` order, until there are ``k``; their scores are capped just
+    under the last ranked file's so the list stays in score order. ``ranked`` is kept as is.
+
+    >>> from types import SimpleNamespace as H
+    >>> top = rank_files([H(path="a.py", score=0.9, start_line=1, end_line=2, symbol="f")])
+    >>> deep = [H(path=p, score=s, start_line=1, end_line=2, symbol=None)
+    ...         for p, s in [("a.py", 0.9), ("b.py", 0.95), ("c.py", 0.2)]]
+    >>> [(f.rank, f.path, f.score) for f in extend_files(top, deep, 3)]
+    [(1, 'a.py', 0.9), (2, 'b.py', 0.8991), (3, 'c.py', 0.2)]
+    """
+    out = list(ranked)
+    have = {f.path for f in out}
+    last = out[-1].score if out else None
+    for f in rank_files(deeper):
+        if len(out) >= k:
+            break
+        if f.path in have:
+            continue
+        score = f.score if last is None else min(f.score, round(last * 0.999, 6))
+        out.append(replace(f, rank=len(out) + 1, score=score))
+        have.add(f.path)
+        last = score
     return out

@@ -505,14 +505,19 @@ class Retriever:
     def search_files(self, query: str, opts: SearchOptions | None = None) -> FileSearchResult:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
         pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
-        file by ``files.rank_files``."""
-        from .files import rank_files
+        file by ``files.rank_files``. When those chunks hold fewer than k files (a large file
+        can fill them), the files of a deeper list follow (``files.extend_files``)."""
+        from .files import extend_files, rank_files
 
         opts = opts or SearchOptions()
         t0 = time.perf_counter()
+        want = min(opts.k, MAX_K)
         pool = replace(opts, k=max(FILE_POOL, 2 * opts.k), max_per_file=0, expand=False)
         res = self.search(query, pool)
-        files = rank_files(res.hits)[: min(opts.k, MAX_K)]
+        files = rank_files(res.hits)[:want]
+        if len(files) < want and len(res.hits) >= pool.k and pool.k < MAX_K:
+            deeper = self.search(query, replace(pool, k=MAX_K))
+            files = extend_files(files, deeper.hits, want)
         return FileSearchResult(
             query=query,
             repo=res.repo,

@@ -3,7 +3,7 @@
 import math
 from types import SimpleNamespace as NS
 
-from askrepo.files import rank_files
+from askrepo.files import extend_files, rank_files
 from askrepo.metrics import (
     covers,
     file_hit_at,
@@ -80,3 +80,19 @@ def test_ndcg_is_capped_at_one_when_a_chunk_covers_two_targets():
     ]
     # DCG 1 + 1 = 2 > ideal 1 + 1/log2(3) = 1.63: capped
     assert ndcg_at_k([one], targets) == 1.0
+
+
+def test_extend_files_appends_the_missing_files_of_a_deeper_list():
+    top = rank_files([r("big.py", 1, 5, 0.9, "f"), r("big.py", 9, 12, 0.8, "g")])
+    deeper = [
+        r("big.py", 1, 5, 0.9, "f"),
+        r("other.py", 1, 5, 1.5, "h"),  # above big.py's 1.3: capped just under it
+        r("big.py", 20, 30, 0.5, "k"),
+        r("third.py", 3, 4, 0.1),
+        r("fourth.py", 3, 4, 0.05),
+    ]
+    files = extend_files(top, deeper, 3)
+    assert [(f.rank, f.path) for f in files] == [(1, "big.py"), (2, "other.py"), (3, "third.py")]
+    assert files[0].score == 0.9 + 0.5 * 0.8  # the ranked file keeps its score
+    assert files[1].score == round(1.3 * 0.999, 6) and files[2].score == 0.1
+    assert extend_files(top, deeper, 1) == top

@@ -564,3 +564,34 @@ def test_files_table_keeps_paths_whole_in_a_narrow_terminal(monkeypatch):
     assert lines[1].split()[:3] == ["1", long_path, "0.0611"]
     assert lines[2].split()[:4] == ["2", "app/[id]/page.tsx", "0.0302", "1-9"]
     assert "544-584 Factory" in lines[1] and len(lines) == 3
+
+
+def test_search_files_lists_k_files_when_one_large_file_fills_the_pool(tmp_path):
+    """rich's progress.py filled all 20 pooled chunks of a report about the progress bar, and
+    `--files -k 5` listed 2 files: the files of a deeper list now follow."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    rules = "\n\n".join(
+        f"def discount_rule_{i}(price):\n"
+        f'    """Apply discount rule {i} to the price of a cart item."""\n'
+        f"    return price * {100 - i} / 100\n"
+        for i in range(40)
+    )
+    (root / "discounts.py").write_text(rules + "\n")
+    for name in ("config", "logging_setup", "paths", "cli", "version"):  # about other things
+        (root / f"{name}.py").write_text(
+            f"def read_{name}(filename):\n"
+            f'    """Read the {name} settings from a file on disk."""\n'
+            "    return open(filename).read()\n"
+        )
+    home = tmp_path / "home"
+    with askrepo_home(home):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        report = "The discount applied to a cart item price is wrong"
+        pool = retriever.search(report, SearchOptions(k=20, max_per_file=0))
+        assert {h.path for h in pool.hits} == {"discounts.py"}  # the case being fixed
+        res = retriever.search_files(report, SearchOptions(k=5))
+    paths = [f.path for f in res.files]
+    assert len(paths) == 5 and paths[0] == "discounts.py" and len(set(paths)) == 5
+    assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:], strict=False))
