@@ -472,6 +472,16 @@ def citation_for(n: int, snippet: Any, commit: str | None) -> Citation:
     )
 
 
+def nowhere_words(words: list[str], store: Any) -> list[str]:
+    """The ``words`` (question words no retrieved code contains) that no indexed file contains
+    in any form: their root (``presence.word_root``) is in no file. "How does Click load
+    defaults from a YAML file?" -> ``["YAML"]``: that is certain, and worth saying."""
+    from askrepo.evidence import stem
+    from askrepo.presence import word_root
+
+    return [w for w in words if not store.has_fragment(word_root(w, stem(w)))]
+
+
 def card_inputs(question: str, hits: list[Hit], retriever: Any) -> tuple[list[Hit], Any, Any]:
     """What the evidence card reads besides the question, as ``ask`` gathers it (and
     ``bench_card``): the code hits (commits go to the model, not the card), their call-graph
@@ -563,7 +573,7 @@ def ask(
     ``retrieved`` holds every hit.
     """
     from askrepo.claims import check_answer
-    from askrepo.evidence import evidence_card, renumber_card
+    from askrepo.evidence import evidence_card, renumber_card, with_nowhere
 
     question = question.strip()
     if not question:
@@ -646,6 +656,9 @@ def ask(
             similarity=similarity,
             project=Path(getattr(store, "repo", "") or "").name,
         )
+    if card.missing and hasattr(store, "has_fragment"):
+        with _timed(timings, "presence"):
+            card = with_nowhere(card, nowhere_words(card.missing, store))
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 

@@ -889,7 +889,7 @@ class _HidingStore:
     """The store as the refusal check sees it, minus the question file (which names every
     identifier the questions ask about, including the absent ones).
 
-    ``has_term`` is ``askrepo.presence.has_term`` (the one rule ``IndexStore.has_term`` uses)
+    ``has_term`` / ``has_fragment`` are ``askrepo.presence``'s (the rules ``IndexStore`` uses)
     with that file left out.
     """
 
@@ -903,6 +903,11 @@ class _HidingStore:
         from askrepo.presence import has_term
 
         return has_term(self._store, term, exclude={self._hide})
+
+    def has_fragment(self, fragment: str) -> bool:
+        from askrepo.presence import has_fragment
+
+        return has_fragment(self._store, fragment, exclude={self._hide})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

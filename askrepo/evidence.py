@@ -466,12 +466,14 @@ class EvidenceCard:
     relations: list[Relation]
     text: str  # the card as markdown
     missing: list[str] = field(default_factory=list)  # question words no candidate contains
+    nowhere: list[str] = field(default_factory=list)  # ... nor any indexed file, in any form
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sources": [s.to_dict() for s in self.sources],
             "relations": [r.to_dict() for r in self.relations],
             "missing": list(self.missing),
+            "nowhere": list(self.nowhere),
         }
 
 
@@ -1011,16 +1013,30 @@ def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
         cites = [numbers.get(n, n) for n in r.citations]
         body = re.sub(r"(\s*\[\d+\])+\.$", "", r.text)
         relations.append(Relation(f"{body} {_cite(*cites)}.", cites))
-    text = render_card(sources, relations, card.missing)
-    return EvidenceCard(card.question, sources, relations, text, list(card.missing))
+    text = render_card(sources, relations, card.missing, card.nowhere)
+    return replace(card, sources=sources, relations=relations, text=text)
+
+
+def with_nowhere(card: EvidenceCard, nowhere: Sequence[str]) -> EvidenceCard:
+    """The card, re-rendered, saying which of its ``missing`` words occur in no indexed file in
+    any form (an exact scan decides that: ``askrepo.presence.has_fragment``)."""
+    words = [w for w in card.missing if w in set(nowhere)]
+    if not words:
+        return card
+    text = render_card(card.sources, card.relations, card.missing, words)
+    return replace(card, text=text, nowhere=words)
 
 
 def render_card(
-    sources: Sequence[Source], relations: Sequence[Relation], missing: Sequence[str] = ()
+    sources: Sequence[Source],
+    relations: Sequence[Relation],
+    missing: Sequence[str] = (),
+    nowhere: Sequence[str] = (),
 ) -> str:
     """The card as markdown: a lead sentence, the definitions, then how they connect.
 
-    ``missing``: question words none of the retrieved code contains, said after the lead.
+    ``missing``: question words none of the retrieved code contains, said after the lead;
+    ``nowhere``: those of them no indexed file contains in any form, said so.
     """
     defs = [s for s in sources if s.role == "definition"]
     if not defs:
@@ -1031,8 +1047,17 @@ def render_card(
     if len(defs) > 1:
         rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
         lead += f" Also relevant: {rest}."
-    if missing:
-        said = ", ".join(w.lower() for w in missing)  # plain words, not names to check
+    absent = [w for w in missing if w in set(nowhere)]
+    unseen = [w for w in missing if w not in set(nowhere)]
+    if absent:  # plain words, not names to check
+        said = ", ".join(w.lower() for w in absent)
+        lead += (
+            f" The word {said} occurs nowhere in the indexed files, in any form."
+            if len(absent) == 1
+            else f" The words {said} occur nowhere in the indexed files, in any form."
+        )
+    if unseen:
+        said = ", ".join(w.lower() for w in unseen)
         lead += f" No retrieved code mentions the words: {said}."
     out = [lead, ""]
     for i, s in enumerate(defs, 1):

@@ -73,6 +73,34 @@ def has_term(store: Any, term: str, *, exclude: Iterable[str] = ()) -> bool:
     rx = term_regex(term)
     if rx is None:
         return False
+    return _present(store, rx, exclude)
+
+
+def word_root(word: str, stem: str) -> str:
+    """What every form of a question word starts with: the common prefix of the word and its
+    stem less two letters (at least three), without a final ``i`` (Snowball's y -> i).
+
+    >>> [word_root(w, s) for w, s in [("YAML", "yaml"), ("dashboards", "dashboard"),
+    ...                               ("lazily", "lazili"), ("suggestions", "suggest")]]
+    ['yam', 'dashboa', 'laz', 'sugge']
+    """
+    w, s = word.lower(), stem.lower()
+    common = os.path.commonprefix([w, s]) or w
+    root = common[: max(3, len(common) - 2)]
+    return root[:-1] if root.endswith("i") and len(root) > 3 else root
+
+
+def has_fragment(store: Any, fragment: str, *, exclude: Iterable[str] = ()) -> bool:
+    """Whether any indexed file contains ``fragment`` (letters and digits) anywhere, in any
+    case, inside any word: ``dashboa`` is in ``web_dashboard`` and ``DashboardView``. Its
+    absence is certain (the scan of :func:`has_term`); a word whose root is absent occurs in
+    no form at all."""
+    if not fragment or not fragment.isalnum():
+        return True  # not a word: never claim it is absent
+    return _present(store, f"(?i:{fragment})", exclude)
+
+
+def _present(store: Any, rx: str, exclude: Iterable[str]) -> bool:
     skip = set(exclude)
     files = {p: f for p, f in store.files().items() if p not in skip}
     if not files:
@@ -91,7 +119,8 @@ def has_term(store: Any, term: str, *, exclude: Iterable[str] = ()) -> bool:
     texts = _index_texts(store, stale)
     if texts is None:
         return True
-    return text_has_term(term, texts)
+    pattern = re.compile(rx)
+    return any(pattern.search(t) for t in texts)
 
 
 def _rg_any(root: str, paths: list[str], rx: str, max_bytes: int) -> bool | None:

@@ -679,6 +679,13 @@ class IndexStore:
 
         return has_term(self, term)
 
+    def has_fragment(self, fragment: str) -> bool:
+        """Whether any indexed file contains ``fragment`` inside any word, in any case (an
+        exact scan: ``askrepo.presence.has_fragment``)."""
+        from .presence import has_fragment
+
+        return has_fragment(self, fragment)
+
 
 def __getattr__(name: str) -> Any:
     """Old import paths keep working: ``from askrepo.store import IndexWriter``."""

@@ -149,3 +149,15 @@ def test_short_symbol_drops_leading_qualifiers_only():
     assert short_symbol("Client.send_request") == "Client.send_request"
     assert short_symbol("a.b.c", limit=3) == "…c"
     assert short_symbol(None) == ""
+
+
+def test_the_card_says_which_question_words_no_indexed_file_holds(indexed):
+    root, home = indexed
+    q = "how is a discount code applied to a price with blockchain tokens?"
+    p = _ask(q, "--repo", str(root), "--backend", "none", "--json", home=home)
+    data = json.loads(p.stdout)
+    assert not data["refused"]  # a missing word is not a certain refusal: the concept may be
+    lead = data["answer"].split("\n")[0]
+    assert "The word blockchain occurs nowhere in the indexed files, in any form." in lead
+    assert lead.count("nowhere") == 1
+    assert "presence" in data["timings_ms"]

@@ -108,3 +108,27 @@ def test_click_get_is_not_refused(tmp_path):
     for name in ("all", "any", "id", "x", "iter", "len"):
         assert missing_identifiers(f"Where is `{name}()` called?", store) == [], name
     assert missing_identifiers("Where is `ClickOptionRegistry`?", store) == ["ClickOptionRegistry"]
+
+
+def test_word_root_hand_worked():
+    assert presence.word_root("YAML", "yaml") == "yam"
+    assert presence.word_root("dashboards", "dashboard") == "dashboa"
+    assert presence.word_root("lazily", "lazili") == "laz"  # Snowball's y -> i, then dropped
+
+
+def test_a_word_is_nowhere_only_when_no_file_holds_its_root_in_any_form(words_repo):
+    from askrepo.answer import nowhere_words
+
+    _, store = words_repo
+    assert store.has_fragment("contex")  # inside get_file_context
+    assert store.has_fragment("FILE")  # any case
+    assert not store.has_fragment("entangl")
+    assert store.has_fragment("a-b")  # not a word: never claimed absent
+    assert nowhere_words(["contexts", "Entanglement"], store) == ["Entanglement"]
+    assert not _hiding(store, "other.py").has_fragment("contex")  # only other.py has it
+
+
+def _hiding(store, path):
+    from askrepo.evaluate import _HidingStore
+
+    return _HidingStore(store, path)
