@@ -401,12 +401,28 @@ class Graph:
     ``classes``: class name → its class chunk (to cite "B is a method of C").
     ``callers``: symbol → chunks that call it.
     ``signatures``: ``(path, start_line)`` → signature stored in the index.
+    ``imports`` / ``indexed``: what the candidates' files import and the index's paths, so a
+    name imported from outside the repository (``from html import escape``) is not taken for
+    the index's own definition of it.
     """
 
     definitions: dict[str, int] = field(default_factory=dict)
     classes: dict[str, Any] = field(default_factory=dict)
     callers: dict[str, list[Any]] = field(default_factory=dict)
     signatures: dict[tuple[str, int], str] = field(default_factory=dict)
+    imports: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> name -> module
+    indexed: frozenset[str] = frozenset()  # the index's file paths (to tell external modules)
+
+
+def _external(a: Any, name: str, graph: Graph) -> bool:
+    """Whether ``a``'s calls of ``name`` all reach a module outside the repository, by its
+    file's imports (``askrepo.imports``): then it does not call the index's ``name``."""
+    bound = graph.imports.get(a.path)
+    if not bound:
+        return False
+    from askrepo.imports import external_call
+
+    return external_call(getattr(a, "text", "") or "", name, bound, a.path, graph.indexed)
 
 
 @dataclass
@@ -944,7 +960,11 @@ def _relations(
             if a is b or not b.symbol or not a.symbol:
                 continue
             name = _last(b.symbol)
-            if name in a_calls and (unique(name) or _calls_in_file(a, b)):
+            if (
+                name in a_calls
+                and (unique(name) or _calls_in_file(a, b))
+                and not _external(a, name, graph)
+            ):
                 sa = a if isinstance(a, Source) else _source_for(a, sources)
                 where = _md_code(sa.location)
                 add(
@@ -981,7 +1001,9 @@ def _relations(
         callers = [
             c
             for c in graph.callers.get(b.symbol, [])
-            if (c.path, c.start_line) != (b.path, b.start_line) and c.symbol
+            if (c.path, c.start_line) != (b.path, b.start_line)
+            and c.symbol
+            and not _external(c, _last(b.symbol), graph)
         ]
         for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
             sc = _source_for(c, sources)
@@ -1110,4 +1132,32 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
             graph.callers[h.symbol] = [
                 c for _, c, _ in found if (c.path, c.start_line) != (h.path, h.start_line)
             ]
+    _read_imports(store, graph, [h.path for h in hits[:k]], graph.callers.values())
     return graph
+
+
+def _read_imports(store: Any, graph: Graph, paths: list[str], callers: Iterable[Any]) -> None:
+    """Fill ``graph.imports`` for the Python and JavaScript / TypeScript files among ``paths``
+    and the callers' files, from their indexed chunks (best effort: nothing on a failure)."""
+    from askrepo.imports import JS_SUFFIXES, PY_SUFFIXES, bindings
+
+    files = getattr(store, "files", None)
+    file_chunks = getattr(store, "file_chunks", None)
+    if files is None or file_chunks is None:
+        return
+    wanted = dict.fromkeys([*paths, *(c.path for group in callers for c in group)])
+    wanted = [p for p in wanted if p.endswith(PY_SUFFIXES + JS_SUFFIXES)]
+    if not wanted:
+        return
+    try:
+        graph.indexed = frozenset(files())
+        rows = file_chunks(wanted, limit=100_000)
+    except Exception:  # the card is best effort
+        return
+    texts: dict[str, list[str]] = {}
+    for _, chunk, _ in rows:
+        texts.setdefault(chunk.path, []).append(chunk.text)
+    for path, parts in texts.items():
+        bound = bindings("\n".join(parts), path)
+        if bound:
+            graph.imports[path] = bound
