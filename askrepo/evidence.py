@@ -648,6 +648,8 @@ def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
     lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in hits]
 
     def resolves(a: Any, b: Any) -> bool:
+        # a ranking hint, not a claim: a name in the same file is enough (KeyPair.sign's
+        # ``st.finalize()`` is the Signer's: dev card@1 284 vs 283 with ``_calls_in_file``)
         return graph.definitions.get(_last(b.symbol), 1) == 1 or a.path == b.path
 
     for i in range(len(hits)):
