@@ -401,28 +401,27 @@ class Graph:
     ``classes``: class name → its class chunk (to cite "B is a method of C").
     ``callers``: symbol → chunks that call it.
     ``signatures``: ``(path, start_line)`` → signature stored in the index.
-    ``imports`` / ``indexed``: what the candidates' files import and the index's paths, so a
-    name imported from outside the repository (``from html import escape``) is not taken for
-    the index's own definition of it.
+    ``external``: path → the names its file imports from outside the repository
+    (``imports.external_names``), so ``from html import escape`` is not taken for the index's
+    own ``escape``.
     """
 
     definitions: dict[str, int] = field(default_factory=dict)
     classes: dict[str, Any] = field(default_factory=dict)
     callers: dict[str, list[Any]] = field(default_factory=dict)
     signatures: dict[tuple[str, int], str] = field(default_factory=dict)
-    imports: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> name -> module
-    indexed: frozenset[str] = frozenset()  # the index's file paths (to tell external modules)
+    external: dict[str, frozenset[str]] = field(default_factory=dict)  # path -> imported names
 
 
 def _external(a: Any, name: str, graph: Graph) -> bool:
     """Whether ``a``'s calls of ``name`` all reach a module outside the repository, by its
     file's imports (``askrepo.imports``): then it does not call the index's ``name``."""
-    bound = graph.imports.get(a.path)
-    if not bound:
+    names = graph.external.get(a.path)
+    if not names:
         return False
     from askrepo.imports import external_call
 
-    return external_call(getattr(a, "text", "") or "", name, bound, a.path, graph.indexed)
+    return external_call(getattr(a, "text", "") or "", name, names)
 
 
 @dataclass
@@ -1139,9 +1138,9 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
 
 
 def _read_imports(store: Any, graph: Graph, paths: list[str], callers: Iterable[Any]) -> None:
-    """Fill ``graph.imports`` for the Python and JavaScript / TypeScript files among ``paths``
+    """Fill ``graph.external`` for the Python and JavaScript / TypeScript files among ``paths``
     and the callers' files, from their indexed chunks (best effort: nothing on a failure)."""
-    from askrepo.imports import JS_SUFFIXES, PY_SUFFIXES, bindings
+    from askrepo.imports import JS_SUFFIXES, PY_SUFFIXES, external_names
 
     files = getattr(store, "files", None)
     file_chunks = getattr(store, "file_chunks", None)
@@ -1152,7 +1151,7 @@ def _read_imports(store: Any, graph: Graph, paths: list[str], callers: Iterable[
     if not wanted:
         return
     try:
-        graph.indexed = frozenset(files())
+        indexed = list(files())
         rows = file_chunks(wanted, limit=100_000)
     except Exception:  # the card is best effort
         return
@@ -1160,6 +1159,6 @@ def _read_imports(store: Any, graph: Graph, paths: list[str], callers: Iterable[
     for _, chunk, _ in rows:
         texts.setdefault(chunk.path, []).append(chunk.text)
     for path, parts in texts.items():
-        bound = bindings("\n".join(parts), path)
-        if bound:
-            graph.imports[path] = bound
+        names = external_names("\n".join(parts), path, indexed)
+        if names:
+            graph.external[path] = names

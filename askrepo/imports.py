@@ -11,7 +11,7 @@ re-export, a path alias) is left as it was.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 PY_SUFFIXES = (".py", ".pyi")
 JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
@@ -101,11 +101,8 @@ def is_external(module: str, importer: str, indexed: Iterable[str]) -> bool:
     if importer.endswith(PY_SUFFIXES):
         tail = module.replace(".", "/")
         top = tail.split("/")[0]
-        return not any(
-            p == f"{tail}{s}" or p.endswith(f"/{tail}{s}") or f"/{top}/" in f"/{p}" or p == top
-            for p in paths
-            for s in (".py", ".pyi", "/__init__.py")
-        )
+        ends = tuple(f"/{tail}{s}" for s in (".py", ".pyi", "/__init__.py"))
+        return not any(f"/{p}".endswith(ends) or f"/{top}/" in f"/{p}" or p == top for p in paths)
     if importer.endswith(JS_SUFFIXES):
         first = module.split("/")[0].lstrip("@~#")
         if not first:  # a path alias ("@/utils", "~/lib"): may be the repository's own
@@ -114,26 +111,29 @@ def is_external(module: str, importer: str, indexed: Iterable[str]) -> bool:
     return False
 
 
-def external_call(
-    text: str, name: str, bound: dict[str, str], importer: str, indexed: Iterable[str]
-) -> bool:
-    """Whether every call of ``name`` in ``text`` (a chunk of ``importer``) reaches a module
-    outside the repository: a bare ``name(`` bound by an external import, or ``alias.name(``
-    through an external module bound whole. A call through anything else (``obj.name(``)
-    might be the repository's, so then False.
+def external_names(text: str, path: str, indexed: Iterable[str]) -> frozenset[str]:
+    """The names ``text`` (the file ``path``) binds by importing them, or the module they name,
+    from outside the repository (``is_external`` over the paths in ``indexed``).
 
-    >>> external_call("return escape(s)", "escape", {"escape": "html"}, "a.py", ["b.py"])
+    >>> sorted(external_names("import re\\nfrom html import escape\\nfrom .markup import render",
+    ...                       "rich/console.py", ["rich/markup.py"]))
+    ['escape', 're']
+    """
+    paths = list(indexed)
+    bound = bindings(text, path)
+    return frozenset(n for n, module in bound.items() if is_external(module, path, paths))
+
+
+def external_call(text: str, name: str, external: Collection[str]) -> bool:
+    """Whether every call of ``name`` in ``text`` reaches a module outside the repository: a
+    bare ``name(`` whose name is in ``external`` (``external_names`` of the file), or
+    ``alias.name(`` through an external module bound whole. A call through anything else
+    (``obj.name(``) might be the repository's, so then False.
+
+    >>> external_call("return escape(s)", "escape", {"escape"})
     True
-    >>> external_call("markup.escape(s)", "escape", {"escape": "html"}, "a.py", ["b.py"])
+    >>> external_call("markup.escape(s)", "escape", {"escape"})
     False
     """
-    indexed = list(indexed)
     calls = re.findall(rf"([\w$]+\s*\.\s*)?(?<![\w$]){re.escape(name)}\s*\(", text)
-    if not calls:
-        return False
-    for qual in calls:
-        owner = qual.rstrip(". \t") if qual else name
-        module = bound.get(owner)
-        if module is None or not is_external(module, importer, indexed):
-            return False
-    return True
+    return bool(calls) and all((q.rstrip(". \t") if q else name) in external for q in calls)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from askrepo.datatypes import Chunk
 from askrepo.evidence import Graph, evidence_card, gather_graph
-from askrepo.imports import bindings, external_call, is_external
+from askrepo.imports import bindings, external_call, external_names, is_external
 from tests.test_evidence import hit
 
 
@@ -59,11 +59,16 @@ def test_external_modules_are_only_those_no_indexed_file_can_be():
 def test_a_call_is_external_only_when_every_call_site_is():
     bound = {"escape": "html", "re": "re", "markup": ".markup"}
     idx = ["rich/markup.py"]
-    assert external_call("return escape(s)", "escape", bound, "rich/a.py", idx)
-    assert external_call("re.escape(w) + re.escape(v)", "escape", bound, "rich/a.py", idx)
-    assert not external_call("markup.escape(s)", "escape", bound, "rich/a.py", idx)
-    assert not external_call("escape(s); obj.escape(t)", "escape", bound, "rich/a.py", idx)
-    assert not external_call("return s", "escape", bound, "rich/a.py", idx)  # no call seen
+    external = external_names(
+        "from html import escape\nimport re\nfrom . import markup", "rich/a.py", idx
+    )
+    assert external == {"escape", "re"}  # .markup is the repository's
+    assert {n for n, m in bound.items() if is_external(m, "rich/a.py", idx)} == external
+    assert external_call("return escape(s)", "escape", external)
+    assert external_call("re.escape(w) + re.escape(v)", "escape", external)
+    assert not external_call("markup.escape(s)", "escape", external)
+    assert not external_call("escape(s); obj.escape(t)", "escape", external)
+    assert not external_call("return s", "escape", external)  # no call seen
 
 
 def test_the_card_does_not_take_an_imported_name_for_the_indexes_own():
@@ -79,8 +84,7 @@ def test_the_card_does_not_take_an_imported_name_for_the_indexes_own():
     assert "calls `escape`" in rel  # without the imports: the name is unique, so stated
     graph = Graph(
         definitions={"escape": 1, "export_html": 1},
-        imports={"rich/console.py": {"escape": "html"}},
-        indexed=frozenset({"rich/markup.py", "rich/console.py"}),
+        external={"rich/console.py": frozenset({"escape"})},
     )
     rel = " ".join(r.text for r in evidence_card(question, hits, graph).relations)
     assert "calls `escape`" not in rel
@@ -116,8 +120,7 @@ def test_gather_graph_reads_the_imports_of_candidates_and_callers():
                 "escape")  # fmt: skip
     graph = gather_graph(_Store([header, caller, own]), [hit(1, "rich/markup.py", 48, own.text,
                                                              "escape")])  # fmt: skip
-    assert graph.imports["rich/console.py"] == {"escape": "html", "re": "re"}
-    assert "rich/markup.py" in graph.indexed
+    assert graph.external["rich/console.py"] == {"escape", "re"}  # neither is an indexed file
     assert graph.callers["escape"] == [caller]
 
 
@@ -132,7 +135,6 @@ def test_a_caller_that_imports_the_name_from_outside_is_not_listed():
     graph = Graph(definitions={"escape": 1}, callers={"escape": [caller]})
     rel = " ".join(r.text for r in evidence_card(question, hits, graph).relations)
     assert "`Console.export_html`" in rel
-    graph.imports = {"rich/console.py": {"escape": "html"}}
-    graph.indexed = frozenset({"rich/markup.py", "rich/console.py"})
+    graph.external = {"rich/console.py": frozenset({"escape"})}
     rel = " ".join(r.text for r in evidence_card(question, hits, graph).relations)
     assert "`Console.export_html`" not in rel
