@@ -479,7 +479,9 @@ def nowhere_words(words: list[str], store: Any) -> list[str]:
     from askrepo.evidence import stem
     from askrepo.presence import word_root
 
-    return [w for w in words if not store.has_fragment(word_root(w, stem(w)))]
+    roots = {w: word_root(w, stem(w)) for w in words}
+    gone = set(store.absent_fragments(list(dict.fromkeys(roots.values()))))
+    return [w for w in words if roots[w] in gone]
 
 
 def card_inputs(question: str, hits: list[Hit], retriever: Any) -> tuple[list[Hit], Any, Any]:
@@ -656,7 +658,7 @@ def ask(
             similarity=similarity,
             project=Path(getattr(store, "repo", "") or "").name,
         )
-    if card.missing and hasattr(store, "has_fragment"):
+    if card.missing and hasattr(store, "absent_fragments"):
         with _timed(timings, "presence"):
             card = with_nowhere(card, nowhere_words(card.missing, store))
     by_n = {s.n: s for s in card.sources}

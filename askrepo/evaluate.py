@@ -889,8 +889,8 @@ class _HidingStore:
     """The store as the refusal check sees it, minus the question file (which names every
     identifier the questions ask about, including the absent ones).
 
-    ``has_term`` / ``has_fragment`` are ``askrepo.presence``'s (the rules ``IndexStore`` uses)
-    with that file left out.
+    ``has_term`` / ``has_fragment`` / ``absent_fragments`` are ``askrepo.presence``'s (the
+    rules ``IndexStore`` uses) with that file left out.
     """
 
     def __init__(self, store: Any, hide: str) -> None:
@@ -908,6 +908,11 @@ class _HidingStore:
         from askrepo.presence import has_fragment
 
         return has_fragment(self._store, fragment, exclude={self._hide})
+
+    def absent_fragments(self, fragments: Any) -> list[str]:
+        from askrepo.presence import absent_fragments
+
+        return absent_fragments(self._store, fragments, exclude={self._hide})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

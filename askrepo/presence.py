@@ -22,7 +22,7 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -95,32 +95,49 @@ def has_fragment(store: Any, fragment: str, *, exclude: Iterable[str] = ()) -> b
     case, inside any word: ``dashboa`` is in ``web_dashboard`` and ``DashboardView``. Its
     absence is certain (the scan of :func:`has_term`); a word whose root is absent occurs in
     no form at all."""
-    if not fragment or not fragment.isalnum():
-        return True  # not a word: never claim it is absent
-    return _present(store, f"(?i:{fragment})", exclude)
+    return not absent_fragments(store, [fragment], exclude=exclude)
+
+
+def absent_fragments(
+    store: Any, fragments: Sequence[str], *, exclude: Iterable[str] = ()
+) -> list[str]:
+    """The ``fragments`` no indexed file contains (``has_fragment`` of each), with the file
+    list, and the check of files changed since indexing, done once for all of them."""
+    words = [f for f in fragments if f and f.isalnum()]  # not a word: never claimed absent
+    found = _present_all(store, [f"(?i:{f})" for f in words], exclude)
+    return [f for f, seen in zip(words, found, strict=True) if not seen]
 
 
 def _present(store: Any, rx: str, exclude: Iterable[str]) -> bool:
+    return _present_all(store, [rx], exclude)[0]
+
+
+def _present_all(store: Any, rxs: Sequence[str], exclude: Iterable[str]) -> list[bool]:
+    """Whether each pattern occurs in the index (the scan of the module doc)."""
+    if not rxs:
+        return []
     skip = set(exclude)
     files = {p: f for p, f in store.files().items() if p not in skip}
     if not files:
-        return False
+        return [False] * len(rxs)
     from . import config
     from .grep import searchable
 
     root = os.path.realpath(store.repo)
     on_disk = [e[0] for e in searchable(root, [(p, None, None) for p in sorted(files)])]
-    found = _rg_any(root, on_disk, rx, config.max_file_bytes())
-    if found is None or found:
-        return True  # present, or ripgrep could not say: never refuse on a doubt
-    stale = _not_as_indexed(root, files, set(on_disk), config.max_file_bytes())
-    if not stale:
-        return False
-    texts = _index_texts(store, stale)
-    if texts is None:
-        return True
-    pattern = re.compile(rx)
-    return any(pattern.search(t) for t in texts)
+    out: list[bool | None] = []
+    for rx in rxs:
+        found = _rg_any(root, on_disk, rx, config.max_file_bytes())
+        # present, or ripgrep could not say (never refuse on a doubt); None: not on disk
+        out.append(True if found is None or found else None)
+    if None in out:
+        stale = _not_as_indexed(root, files, set(on_disk), config.max_file_bytes())
+        texts = _index_texts(store, stale) if stale else []
+        for i, rx in enumerate(rxs):
+            if out[i] is None:
+                pattern = re.compile(rx)
+                out[i] = True if texts is None else any(pattern.search(t) for t in texts)
+    return [bool(v) for v in out]
 
 
 def _rg_any(root: str, paths: list[str], rx: str, max_bytes: int) -> bool | None:

@@ -686,6 +686,12 @@ class IndexStore:
 
         return has_fragment(self, fragment)
 
+    def absent_fragments(self, fragments: Sequence[str]) -> list[str]:
+        """The ``fragments`` no indexed file contains (``has_fragment`` of each, one scan)."""
+        from .presence import absent_fragments
+
+        return absent_fragments(self, fragments)
+
 
 def __getattr__(name: str) -> Any:
     """Old import paths keep working: ``from askrepo.store import IndexWriter``."""

@@ -126,6 +126,9 @@ def test_a_word_is_nowhere_only_when_no_file_holds_its_root_in_any_form(words_re
     assert store.has_fragment("a-b")  # not a word: never claimed absent
     assert nowhere_words(["contexts", "Entanglement"], store) == ["Entanglement"]
     assert not _hiding(store, "other.py").has_fragment("contex")  # only other.py has it
+    # several at once, with one file list and one check of changed files
+    assert store.absent_fragments(["contex", "entangl", "a-b", "quux9"]) == ["entangl", "quux9"]
+    assert _hiding(store, "other.py").absent_fragments(["contex", "FILE"]) == ["contex"]
 
 
 def _hiding(store, path):
