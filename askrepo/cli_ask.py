@@ -178,6 +178,19 @@ def short_symbol(symbol: str | None, limit: int = 30) -> str:
     return ("…" if cut else "") + ".".join(parts[cut:])
 
 
+def _locations_table(console: Any, title: str, first: str, locations: list[str]) -> Any:
+    """A table of numbered locations and their symbols. The location is what a reader follows:
+    never cut (as wide as the widest, up to the terminal's width less 12); a symbol wraps."""
+    from rich.table import Table
+
+    t = Table(box=None, header_style="bold", title=title, title_justify="left")
+    t.add_column(first, justify="right", no_wrap=True)
+    widest = max(len(loc) for loc in locations)
+    t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
+    t.add_column("symbol", overflow="fold")
+    return t
+
+
 def _link(root: Path, path: str, label: str, kind: str | None = None) -> Any:
     """A clickable file location; a cited commit (``kind == "commit"``, path = its short sha)
     is plain text: there is no file to open."""
@@ -193,7 +206,6 @@ def _link(root: Path, path: str, label: str, kind: str | None = None) -> Any:
 def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -> None:
     from rich.markdown import Markdown
     from rich.rule import Rule
-    from rich.table import Table
     from rich.text import Text
 
     from .claims import Claim, mark_unsupported
@@ -222,12 +234,7 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         console.print(Markdown(answer.answer))
     console.print()
     if answer.citations:
-        t = Table(box=None, header_style="bold", title="Sources", title_justify="left")
-        t.add_column("#", justify="right", no_wrap=True)
-        # the location is what a reader follows: never cut; a long symbol wraps instead
-        widest = max(len(c.location) for c in answer.citations)
-        t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
-        t.add_column("symbol", overflow="fold")
+        t = _locations_table(console, "Sources", "#", [c.location for c in answer.citations])
         for c in sorted(answer.citations, key=lambda c: c.n):
             kind = getattr(c, "kind", None)
             t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), short_symbol(c.symbol))
@@ -239,11 +246,7 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
     cited = {(c.path, c.start_line) for c in answer.citations}
     uncited = [h for h in answer.retrieved if (h.path, h.start_line) not in cited]
     if uncited and (verbose or not answer.citations):
-        t = Table(box=None, header_style="bold", title="Retrieved, not cited", title_justify="left")
-        t.add_column("rank", justify="right", no_wrap=True)
-        widest = max(len(h.location) for h in uncited)
-        t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
-        t.add_column("symbol", overflow="fold")
+        t = _locations_table(console, "Retrieved, not cited", "rank", [h.location for h in uncited])
         for h in uncited:
             t.add_row(
                 str(h.rank),
