@@ -61,8 +61,11 @@ def term_regex(term: str) -> str | None:
 def text_has_term(term: str, texts: Iterable[str]) -> bool:
     """Whether any of ``texts`` contains ``term`` by :func:`term_regex` (pure)."""
     rx = term_regex(term)
-    if rx is None:
-        return False
+    return rx is not None and _matches(rx, texts)
+
+
+def _matches(rx: str, texts: Iterable[str]) -> bool:
+    """Whether the pattern ``rx`` occurs in any of ``texts``."""
     pattern = re.compile(rx)
     return any(pattern.search(t) for t in texts)
 
@@ -135,8 +138,7 @@ def _present_all(store: Any, rxs: Sequence[str], exclude: Iterable[str]) -> list
         texts = _index_texts(store, stale) if stale else []
         for i, rx in enumerate(rxs):
             if out[i] is None:
-                pattern = re.compile(rx)
-                out[i] = True if texts is None else any(pattern.search(t) for t in texts)
+                out[i] = True if texts is None else _matches(rx, texts)
     return [bool(v) for v in out]
 
 
