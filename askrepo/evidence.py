@@ -32,6 +32,7 @@ from askrepo.ranking import (
     THIN_BODY,
     best_first,
     body_lines,
+    callers_subject,
     definition_line,
     is_constructor,
     mention_factors,
@@ -590,7 +591,7 @@ def score_candidates(
         if members or (callables and not is_named):
             scores[i] *= CLASS_FACTOR
     _constructors(hits, scores, named)
-    _delegate(hits, scores, graph)
+    _delegate(hits, scores, graph, callers_subject(parsed))
     return [round(s, 6) for s in scores]
 
 
@@ -634,7 +635,9 @@ def retrieval_prior(scores: Sequence[float], rank_share: float | None = None) ->
     return [round(a / r + (1 - a) * max(0.0, s / best), 6) for r, s in enumerate(scores, 1)]
 
 
-def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
+def _delegate(
+    hits: Sequence[Any], scores: list[float], graph: Graph, named: Collection[str] = ()
+) -> None:
     """A thin wrapper hands its place to the function it calls (in place on ``scores``).
 
     A function or method whose body is at most THIN_BODY code lines and that calls a longer
@@ -642,7 +645,8 @@ def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
     lower swaps scores with it: ``launch(url)`` that returns ``open_url(url)``, or
     ``Proxy(b)`` that returns ``ProxyWithConfig(c)``, says where to look; the callee is the
     code that does it. The callee's name must be unique in the index or defined in the
-    wrapper's file. Each wrapper hands over once, to its best-ranked such callee.
+    wrapper's file. Each wrapper hands over once, to its best-ranked such callee. A wrapper
+    named by a question that asks for its callers (``named``) keeps its score.
     """
     lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in hits]
 
@@ -653,7 +657,7 @@ def _delegate(hits: Sequence[Any], scores: list[float], graph: Graph) -> None:
 
     for i in range(len(hits)):
         lower = [j for j in range(len(hits)) if scores[j] < scores[i]]
-        j = wrapper_callee(hits, i, lower, lengths, resolves)
+        j = wrapper_callee(hits, i, lower, lengths, resolves, named)
         if j is not None:
             scores[i], scores[j] = scores[j], scores[i]
 
@@ -746,7 +750,8 @@ def evidence_card(
     weights, unseen = question_weights(question, cands, project)
     if not cands:
         return EvidenceCard(question, [], [], "")
-    scores = score_candidates(question, cands, weights, graph, similarity)
+    parsed = parse_query(question)
+    scores = score_candidates(question, cands, weights, graph, similarity, parsed)
     order = best_first(scores)
     best = scores[order[0]]
     chosen = [order[0]]
@@ -796,7 +801,7 @@ def evidence_card(
         )
     others = [cands[i] for i in order if i not in chosen]
     relations = _relations(
-        sources, others, graph, weights, CALLER_ANSWER if asks_for_callers(question) else None
+        sources, others, graph, weights, CALLER_ANSWER if parsed.asks_callers else None
     )
     missing = words_for(question, unseen)
     return EvidenceCard(
@@ -884,22 +889,6 @@ def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Sou
     return s
 
 
-_CALLERS_Q = re.compile(
-    r"\b(?:what|who|which\s+\w+)\s+(?:calls|uses|invokes)\b|\bcallers?\s+of\b"
-    r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:called|used|invoked)\b",
-    re.I,
-)
-
-
-def asks_for_callers(question: str) -> bool:
-    """ "What calls X?", "who uses X", "where is X called?", "callers of X".
-
-    >>> [asks_for_callers(q) for q in ("What calls resolve_command?", "How is X called?")]
-    [True, False]
-    """
-    return _CALLERS_Q.search(question) is not None
-
-
 def _calls_in_file(a: Any, b: Any) -> bool:
     """Whether ``a`` (same file as ``b``) visibly calls ``b`` when ``b``'s name is defined more
     than once: through what qualifies ``b`` (``Hasher.create(``, ``Hasher::create(``, Lua's
@@ -939,7 +928,8 @@ def _relations(
     """A calls B (both among the top hits), B is a method of C, B is called by D (the callers
     whose path, name and doc carry most of the question's ``weights`` first: ``_chunk_file``
     in ``indexer.py`` before ``_view`` in ``grep.py`` for "where are secrets redacted before
-    indexing?")."""
+    indexing?"). With ``max_callers`` (a question that asks for the callers) the callers come
+    first, up to that many."""
     out: list[Relation] = []
     seen: set[str] = set()
 
@@ -954,65 +944,79 @@ def _relations(
     def unique(name: str) -> bool:
         return graph.definitions.get(name, 1) == 1
 
-    # A calls B, among the described definitions and the other top hits
-    for a in pool:
-        a_calls = list(getattr(a, "calls", None) or [])
+    def calls_among() -> None:
+        # A calls B, among the described definitions and the other top hits
+        for a in pool:
+            a_calls = list(getattr(a, "calls", None) or [])
+            for b in defs:
+                if a is b or not b.symbol or not a.symbol:
+                    continue
+                name = _last(b.symbol)
+                if (
+                    name in a_calls
+                    and (unique(name) or _calls_in_file(a, b))
+                    and not _external(a, name, graph)
+                ):
+                    sa = a if isinstance(a, Source) else _source_for(a, sources)
+                    where = _md_code(sa.location)
+                    add(
+                        f"{_md_code(sa.symbol or '')} ({where}) calls {_md_code(b.symbol)}",
+                        [sa.n, b.n],
+                        f"{sa.symbol} calls {b.symbol}",
+                    )
+
+    def methods_of() -> None:
+        # B is a method of C (one statement per class: "B and D are methods of class C")
+        members: dict[str, list[Source]] = {}
         for b in defs:
-            if a is b or not b.symbol or not a.symbol:
+            sym = b.symbol or ""
+            if b.kind != "method" or "." not in sym:
                 continue
-            name = _last(b.symbol)
-            if (
-                name in a_calls
-                and (unique(name) or _calls_in_file(a, b))
-                and not _external(a, name, graph)
-            ):
-                sa = a if isinstance(a, Source) else _source_for(a, sources)
-                where = _md_code(sa.location)
-                add(
-                    f"{_md_code(sa.symbol or '')} ({where}) calls {_md_code(b.symbol)}",
-                    [sa.n, b.n],
-                    f"{sa.symbol} calls {b.symbol}",
-                )
-    # B is a method of C (one statement per class: "B and D are methods of class C")
-    members: dict[str, list[Source]] = {}
-    for b in defs:
-        sym = b.symbol or ""
-        if b.kind != "method" or "." not in sym:
-            continue
-        owner = sym.rsplit(".", 1)[0]
-        if owner in graph.classes:
-            members.setdefault(owner, []).append(b)
-    for owner, methods in members.items():
-        sc = _source_for(graph.classes[owner], sources)
-        names = [_md_code(b.symbol or "") for b in methods]
-        which = (
-            f"{names[0]} is a method"
-            if len(names) == 1
-            else f"{', '.join(names[:-1])} and {names[-1]} are methods"
-        )
-        add(
-            f"{which} of class {_md_code(owner)} ({_md_code(sc.location)})",
-            [*(b.n for b in methods), sc.n],
-            f"methods of {owner}",
-        )
-    # who calls the best definition(s)
-    for b in defs[:2]:
-        if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
-            continue
-        callers = [
-            c
-            for c in graph.callers.get(b.symbol, [])
-            if (c.path, c.start_line) != (b.path, b.start_line)
-            and c.symbol
-            and not _external(c, _last(b.symbol), graph)
-        ]
-        for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
-            sc = _source_for(c, sources)
-            add(
-                f"{_md_code(c.symbol)} ({_md_code(sc.location)}) calls {_md_code(b.symbol)}",
-                [sc.n, b.n],
-                f"{c.symbol} calls {b.symbol}",
+            owner = sym.rsplit(".", 1)[0]
+            if owner in graph.classes:
+                members.setdefault(owner, []).append(b)
+        for owner, methods in members.items():
+            sc = _source_for(graph.classes[owner], sources)
+            names = [_md_code(b.symbol or "") for b in methods]
+            which = (
+                f"{names[0]} is a method"
+                if len(names) == 1
+                else f"{', '.join(names[:-1])} and {names[-1]} are methods"
             )
+            add(
+                f"{which} of class {_md_code(owner)} ({_md_code(sc.location)})",
+                [*(b.n for b in methods), sc.n],
+                f"methods of {owner}",
+            )
+
+    def callers_of() -> None:
+        # who calls the best definition(s)
+        for b in defs[:2]:
+            if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
+                continue
+            callers = [
+                c
+                for c in graph.callers.get(b.symbol, [])
+                if (c.path, c.start_line) != (b.path, b.start_line)
+                and c.symbol
+                and not _external(c, _last(b.symbol), graph)
+            ]
+            for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
+                sc = _source_for(c, sources)
+                add(
+                    f"{_md_code(c.symbol)} ({_md_code(sc.location)}) calls {_md_code(b.symbol)}",
+                    [sc.n, b.n],
+                    f"{c.symbol} calls {b.symbol}",
+                )
+
+    # a question asking for the callers gets them first
+    steps = (
+        (callers_of, calls_among, methods_of)
+        if max_callers
+        else (calls_among, methods_of, callers_of)
+    )
+    for step in steps:
+        step()
     return out
 
 

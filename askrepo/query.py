@@ -171,6 +171,9 @@ class Query:
     named: tuple[str, ...] = ()  # plain words the phrasing marks as names ("the Table class")
     # a short "where is X [defined]?" question: the definition is the answer (pinned first)
     asks_definition: bool = False
+    # "what calls X?", "where is X used?", "callers of X": X itself is the subject (the card
+    # lists its callers; a thin wrapper the question names keeps its place)
+    asks_callers: bool = False
     # a pasted report's title (its first line, when that is prose): its content words, which
     # the path-words stage reads as it reads a question's words, and the line itself, which the
     # embedding model reads as a query of its own (the ``title`` stage)
@@ -245,6 +248,16 @@ _NAMED_PATTERNS = (
     # <declaration keyword> X: "class Table", "struct Router", "object Foo" (X capitalised;
     # not "type", "function", "method": in prose they precede any capitalised word)
     re.compile(r"\b(?:class|struct|trait|interface|enum|protocol|mixin|object)\s+([A-Z][\w$]*)\b"),
+    # the subject of a callers question: "what calls launch?", "which functions use `flush`",
+    # "callers of expire", "where is launch called?" (a plain word there is a name too)
+    re.compile(
+        r"\b(?:(?:what|who)\s+(?:calls|uses|invokes)|which\s+\w+\s+(?:call|use|invoke)s?"
+        r"|callers?\s+of)\s+(?:the\s+)?`?([A-Za-z_][\w$]*)`?(?:\(\))?\s*\??\s*$",
+        re.I,
+    ),
+    re.compile(
+        r"^\s*where\s+(?:is|are)\s+`?([A-Za-z_][\w$]*)`?(?:\(\))?\s+(?:called|used|invoked)\b", re.I
+    ),
 )
 
 
@@ -257,6 +270,8 @@ def named_words(text: str) -> tuple[str, ...]:
     ('Table',)
     >>> named_words("where is the config file read?")
     ()
+    >>> named_words("what calls launch?"), named_words("what calls the config loader?")
+    (('launch',), ())
     """
     out: dict[str, None] = {}
     for rx in _NAMED_PATTERNS:
@@ -282,6 +297,24 @@ def asks_definition(text: str) -> bool:
     [True, False]
     """
     return _WHERE_DEFINED.match(text) is not None
+
+
+_CALLERS_Q = re.compile(
+    r"\b(?:what|who)\s+(?:calls|uses|invokes)\b|\bwhich\s+\w+\s+(?:call|use|invoke)s?\b"
+    r"|\bcallers?\s+of\b"
+    r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:called|used|invoked)\b",
+    re.I,
+)
+
+
+def asks_callers(question: str) -> bool:
+    """ "What calls X?", "who uses X", "which functions call X", "where is X called?",
+    "callers of X".
+
+    >>> [asks_callers(q) for q in ("What calls resolve_command?", "How is X called?")]
+    [True, False]
+    """
+    return _CALLERS_Q.search(question) is not None
 
 
 def only_file_names(text: str, files: list[str] | tuple[str, ...]) -> bool:
@@ -447,6 +480,7 @@ def parse_query(text: str) -> Query:
         only_files=only_file_names(text, files),
         named=tuple(n for n in named_words(text) if n not in idents and n != bare),
         asks_definition=asks_definition(text),
+        asks_callers=asks_callers(text),
         title_words=tuple(content_words(title)),
         title=title,
         prose=prose,

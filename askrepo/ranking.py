@@ -307,15 +307,22 @@ def wrapper_callee(
     among: Iterable[int],
     lengths: Sequence[int],
     resolves: Callable[[Any, Any], bool],
+    named: Collection[str] = (),
 ) -> int | None:
     """The index (from ``among``, in that order) of the candidate the thin wrapper ``hits[i]``
     hands over to, or None: ``hits[i]`` is a function or method whose body has at most
     THIN_BODY code lines (``lengths``: ``body_lines`` of each hit) and calls (``.calls``, bare
     names) the candidate, a definition of the same file class with a longer body;
-    ``resolves(a, b)`` says whether ``a``'s call of that name can only mean ``b``."""
+    ``resolves(a, b)`` says whether ``a``'s call of that name can only mean ``b``. A wrapper
+    in ``named`` keeps its place: the names of a question that asks for their callers
+    (``Query.asks_callers``) — "what calls normalizeFlagName?" is about the wrapper, not the
+    ``GetNormalizeFunc`` it calls. A bug report that names a wrapper ("formToJSON pollutes
+    Object.prototype") is usually fixed in the callee, so there it still hands over."""
     a = hits[i]
     calls = set(getattr(a, "calls", None) or [])
     if a.kind not in ("function", "method") or not calls or lengths[i] > THIN_BODY:
+        return None
+    if names_symbol(named, a.symbol):
         return None
     for j in among:
         b = hits[j]
@@ -361,13 +368,16 @@ def evidence_lead(
     return out
 
 
-def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
+def delegate(
+    hits: Sequence[Any], pool: int | None = None, named: Collection[str] = ()
+) -> list[Any]:
     """Within the top ``pool`` (DELEGATE_POOL), move the callee of each thin wrapper
     (``wrapper_callee``, a candidate ranked below it) to just above the wrapper, with the
     wrapper's score and ``sources["delegate"]`` = the rank it came from (for ``--explain``); the
     rest keep their order. A callee's name must be unique in the pool or
     defined in the wrapper's file. Each hit moves or is moved at most once: after a move the
-    scan goes on below the wrapper, and only hits below the scan are looked at."""
+    scan goes on below the wrapper, and only hits below the scan are looked at. A wrapper in
+    ``named`` (the names of a question asking for their callers) stays where it is."""
     out = list(hits)
     n = min(DELEGATE_POOL if pool is None else pool, len(out))
     counts: dict[str, int] = {}
@@ -381,7 +391,7 @@ def delegate(hits: Sequence[Any], pool: int | None = None) -> list[Any]:
     lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in out[:n]]
     i = 0
     while i < n:
-        j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves)
+        j = wrapper_callee(out, i, range(i + 1, n), lengths, resolves, named)
         if j is not None:
             moved = out.pop(j)
             sources = {**moved.sources, "delegate": j + 1}
@@ -950,6 +960,23 @@ def question_names(q: Query) -> frozenset[str]:
     """The names a question uses, each whole and by its last dotted part (``Table.widths`` ->
     ``Table.widths``, ``widths``): what ``names_symbol`` compares a candidate with."""
     return frozenset(n for i in q.identifiers for n in (i, i.rsplit(".", 1)[-1]))
+
+
+def callers_subject(q: Query) -> frozenset[str]:
+    """The names a question asking for callers (``Query.asks_callers``) is about: its
+    identifiers (``question_names``) and the words its phrasing marks as names ("what calls
+    launch?"); empty for any other question. A thin wrapper among them keeps its place
+    (``wrapper_callee``).
+
+    >>> from .query import parse_query
+    >>> sorted(callers_subject(parse_query("what calls launch?")))
+    ['launch']
+    >>> callers_subject(parse_query("launch opens the wrong application"))
+    frozenset()
+    """
+    if not q.asks_callers:
+        return frozenset()
+    return question_names(q) | frozenset(q.named)
 
 
 def names_symbol(names: Collection[str], symbol: str | None) -> bool:

@@ -462,7 +462,7 @@ class Retriever:
         if saturation:
             hits = ranking.saturate(hits)
         if hybrid and q.kind == NATURAL and "delegate" not in off:
-            hits = ranking.delegate(hits)
+            hits = ranking.delegate(hits, named=ranking.callers_subject(q))
         pins = [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
         if value_pin and not pins:
             pins = [value_pin]

@@ -411,6 +411,37 @@ def test_a_thin_wrapper_hands_the_card_to_the_function_it_calls():
     assert card.sources[0].symbol == "test_launch"
 
 
+def test_a_wrapper_the_question_asks_the_callers_of_keeps_the_card_and_its_callers_lead():
+    """ "what calls launch?" is about ``launch`` itself: the thin wrapper does not hand over to
+    ``open_url``, and its callers are stated before any other relation (the class-free
+    ``launch calls open_url`` comes after them)."""
+    hits = [
+        hit(1, "termui.py", 840, LAUNCH, "launch", calls=["open_url"]),
+        hit(2, "_termui_impl.py", 756, OPEN_URL, "open_url", calls=["call"]),
+    ]
+
+    def caller(path, symbol):
+        return Chunk(path, 1, 2, f"def {symbol}():\n    launch(URL)", "python", "function", symbol)
+
+    graph = Graph(
+        definitions={"launch": 1, "open_url": 1},
+        callers={"launch": [caller("cli.py", "open_docs"), caller("web.py", "show")]},
+    )
+    q = "what calls launch?"
+    weights = term_weights(question_terms(q), [f"{h.symbol}\n{h.text}" for h in hits])
+    scores = score_candidates(q, hits, weights, graph)
+    assert scores[0] > scores[1]  # no swap: the named wrapper keeps its lead
+    card = evidence_card(q, hits, graph)
+    assert card.sources[0].symbol == "launch"
+    stated = [r.text.split(" (")[0] for r in card.relations]
+    assert stated[:2] == ["`open_docs`", "`show`"]
+    # a question that only names it still hands over (a report naming the public function is
+    # usually fixed in the callee)
+    q = "launch opens the wrong application on macOS"
+    weights = term_weights(question_terms(q), [f"{h.symbol}\n{h.text}" for h in hits])
+    assert evidence_card(q, hits, graph).sources[0].symbol == "open_url"
+
+
 def test_the_callers_stated_are_the_ones_nearest_the_question():
     """``redact`` has three callers in the index, read in store order; the question asks about
     indexing, so ``_chunk_file`` in ``indexer.py`` (path and doc carry "index", "redact") is

@@ -214,6 +214,24 @@ def test_asks_definition(text, asks):
 
 
 @pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("what calls normalizeFlagName?", True),
+        ("Who uses the Table class", True),
+        ("where is Console used?", True),
+        ("callers of parse_args", True),
+        ("which functions invoke redact?", True),
+        ("Which method calls flush", True),
+        ("How is X called?", False),
+        ("where is Console defined?", False),
+        ("formToJSON pollutes Object.prototype", False),
+    ],
+)
+def test_asks_callers(text, asks):
+    assert parse_query(text).asks_callers is asks
+
+
+@pytest.mark.parametrize(
     "text, title",
     [
         ("Link comparison fails to normalise file://localhost/\n\nWhen I compare ...", None),

@@ -424,6 +424,20 @@ def test_delegate_leaves_a_wrapper_alone_when_the_callee_is_no_longer_or_not_pro
         assert ranking.delegate(hits) == hits
 
 
+def test_delegate_leaves_a_wrapper_named_by_a_callers_question_in_place():
+    # "what calls launch?": launch is in ``named`` (callers_subject), so open_url stays 3rd;
+    # with other names it moves up as above
+    hits = [
+        wrapper("termui.py", 0.9, "launch", LAUNCH, calls=["open_url"]),
+        hit("utils.py", 0.8, symbol="get_app_dir"),
+        wrapper("_impl.py", 0.7, "open_url", OPEN_URL, calls=["call"]),
+    ]
+    q = parse_query("what calls launch?")
+    assert q.asks_callers
+    assert ranking.delegate(hits, named=ranking.callers_subject(q)) == hits
+    assert ranking.delegate(hits, named={"Other.launch"})[0].symbol == "open_url"
+
+
 def test_delegate_resolves_a_repeated_name_inside_the_wrappers_file():
     hits = [
         wrapper("a.py", 0.9, "launch", LAUNCH, ["open_url"]),

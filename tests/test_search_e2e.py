@@ -352,6 +352,9 @@ def test_delegate_stage_ranks_the_callee_just_above_its_thin_wrapper(tmp_path, m
     )
     assert shown.returncode == 0, shown.stderr
     assert "the thin wrapper below calls it" in shown.stdout
+    # a question asking for the wrapper's callers is about the wrapper: it keeps its place
+    asked = [h.symbol for h in r.search("what calls launch?", SearchOptions(k=5)).hits]
+    assert asked.index("launch") < asked.index("open_url")
 
 
 def test_evidence_stage_only_moves_the_cards_choice_within_the_first_file(retriever):
