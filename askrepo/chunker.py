@@ -27,7 +27,8 @@ tree-sitter query per language using these captures:
     after the file (``adapters/xhr.js`` -> ``xhr``; ``index.js`` -> its directory's name).
 ``@doc``
     Comments, decorators and attributes: a contiguous run of them directly above a definition
-    (no blank line, nothing else on their lines) is attached to its chunk.
+    (no blank line, nothing else on their lines) is attached to its chunk; a ``/** … */``
+    block may stand one blank line above.
 ``@call``
     The callee name of a call (``a.b.c()`` -> ``c``); a chunk's ``calls`` are those in its lines.
 
@@ -530,8 +531,14 @@ class _Ctx:
         self.attach = attach
 
     def attached_start(self, line: int, floor: int) -> int:
-        """First line of the doc/decorator run directly above ``line`` (not above ``floor``)."""
-        start = line
+        """First line of the doc/decorator run directly above ``line`` (not above ``floor``).
+
+        A ``/** … */`` block (JSDoc, Javadoc, PHPDoc, Doxygen) one blank line above counts as
+        directly above: commander writes every method's JSDoc that way, and the block says
+        what the definition does. Any other comment past a blank line stays apart (a licence
+        header, a section banner)."""
+        across = self._doc_block_ends(line - 2, floor) and self.out.blank(line - 1)
+        start = line - 1 if across else line  # across: walk up from the blank line
         while start - 1 >= floor and (start - 1) in self.attach:
             first = self.attach[start - 1]
             if first >= start:
@@ -539,7 +546,18 @@ class _Ctx:
             start = max(first, floor)
             if line - start > _MAX_ATTACHED:
                 return line
-        return start
+        return line if across and start == line - 1 else start
+
+    def _doc_block_ends(self, row: int, floor: int) -> bool:
+        """Whether a whole-line ``/** … */`` comment ends on 1-based ``row`` (not above
+        ``floor``)."""
+        first = self.attach.get(row)
+        if first is None or row < floor or first < floor:
+            return False
+        lines = self.out.lines
+        return lines[first - 1].lstrip().startswith("/**") and lines[row - 1].rstrip().endswith(
+            "*/"
+        )
 
     def emit_children(
         self,

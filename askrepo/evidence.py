@@ -264,6 +264,8 @@ def leading_doc(text: str, symbol: str | None) -> str | None:
 
     >>> leading_doc("// Sum two numbers.\\nfunc Add(a, b int) int {", "Add")
     'Sum two numbers.'
+    >>> leading_doc("/**\\n * Sum two numbers.\\n */\\n\\nadd(a, b) {", "add")
+    'Sum two numbers.'
     """
     lines = split_lines(text)
     if not lines:
@@ -277,6 +279,8 @@ def leading_doc(text: str, symbol: str | None) -> str | None:
     j = i - 1
     while j >= 0 and DECORATOR.match(lines[j]):
         j -= 1
+    if j >= 1 and not lines[j].strip() and lines[j - 1].rstrip().endswith("*/"):
+        j -= 1  # a /** */ block one blank line above (as the chunker attaches it)
     while j >= 0 and LEAD_COMMENT.match(lines[j]):
         above.insert(0, lines[j])
         j -= 1
@@ -855,9 +859,17 @@ def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:
 
 
 def _in_doc(line: str, doc: str) -> bool:
-    """Whether a line only repeats (part of) the doc sentence shown above it."""
+    """Whether a line only repeats (part of) the doc sentence shown above it, or holds that
+    whole sentence (``/// Optional pre-release identifier on a version string. This comes``
+    under the doc "Optional pre-release identifier on a version string.").
+
+    >>> _in_doc("/// Parse a version. It may", "Parse a version.")
+    True
+    """
     core = re.sub(r"^\s*(?:[rRuU]?(?:\"\"\"|\'\'\')|#+|//+|/\*+|\*+|--)\s*", "", line).strip()
-    return len(core) >= 8 and core.rstrip("\"'") in doc
+    if len(core) < 8:
+        return False
+    return core.rstrip("\"'") in doc or (len(doc) >= 8 and doc in core)
 
 
 def _shows(text: str, fragment: str) -> bool:

@@ -151,6 +151,43 @@ def test_comment_separated_by_blank_line_is_not_attached():
     ]
 
 
+def test_a_doc_block_one_blank_line_above_is_attached_but_not_other_comments():
+    """commander's style: a JSDoc block, a blank line, the method. Only a ``/** … */`` block
+    crosses one blank line; a plain comment, or a doc block two blank lines up, does not."""
+    text = src("""
+        class A {
+          /**
+           * Parse options.
+           */
+
+          parse(argv) {
+            return argv;
+          }
+
+          // a section banner
+
+          run() {}
+
+          /** Two lines away. */
+
+
+          stop() {}
+        }
+    """)
+    rows = table(chunk_text("a.js", text, "javascript"))
+    assert rows == [
+        (1, 1, "class", "A"),
+        (2, 8, "method", "A.parse"),  # the JSDoc, the blank line and the method
+        (10, 10, "window", "A"),  # the banner
+        (12, 12, "method", "A.run"),
+        (14, 14, "window", "A"),  # the doc block two blank lines up
+        (17, 18, "method", "A.stop"),
+    ]
+    # nothing attaches above the enclosing class's first line
+    text = "/** the file */\n\nfunction f() {}\n"
+    assert table(chunk_text("f.js", text, "javascript")) == [(1, 3, "function", "f")]
+
+
 def test_trailing_comment_of_code_line_is_not_attached():
     text = "x = 1  # not a doc comment\ndef f():\n    pass\n"
     assert table(chunk_text("m.py", text, "python")) == [
