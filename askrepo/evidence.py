@@ -751,10 +751,10 @@ def evidence_card(
     """
     graph = graph or Graph()
     cands = list(hits[:k])
-    weights, unseen = question_weights(question, cands, project)
+    parsed = parse_query(question)
+    weights, unseen = question_weights(question, cands, project, parsed)
     if not cands:
         return EvidenceCard(question, [], [], "")
-    parsed = parse_query(question)
     scores = score_candidates(question, cands, weights, graph, similarity, parsed)
     order = best_first(scores)
     best = scores[order[0]]
@@ -813,13 +813,21 @@ def evidence_card(
     )
 
 
+# "what calls X?": the words that ask for callers are not terms the code should show
+CALLER_WORDS = frozenset(stem(w) for w in "call calls called caller callers use uses used".split())
+CALLER_WORDS |= {stem(w) for w in "invoke invokes invoked".split()}
+
+
 def question_weights(
-    question: str, cands: Sequence[Any], project: str | None = None
+    question: str, cands: Sequence[Any], project: str | None = None, parsed: Query | None = None
 ) -> tuple[dict[str, float], set[str]]:
     """(weights, unseen): the IDF weight over ``cands`` of each question term that some
     candidate has (``term_weights``; the repository's own name is not a term,
-    ``project_terms``), and the terms none has."""
+    ``project_terms``, nor, in a question asking for callers, CALLER_WORDS), and the terms
+    none has."""
     own = project_terms(project)
+    if (parsed or parse_query(question)).asks_callers:
+        own |= CALLER_WORDS
     terms = [t for t in question_terms(question) if t not in own]
     weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
     unseen = {t for t, w in weights.items() if w == 0}
@@ -840,7 +848,7 @@ def lead_candidate(
     cands = list(hits[:k])
     if len(cands) < 2:
         return 0
-    weights, _ = question_weights(question, cands, project)
+    weights, _ = question_weights(question, cands, project, parsed)
     scores = score_candidates(question, cands, weights, None, None, parsed)
     return best_first(scores)[0]
 

@@ -302,7 +302,10 @@ def asks_definition(text: str) -> bool:
 _CALLERS_Q = re.compile(
     r"\b(?:what|who)\s+(?:calls|uses|invokes)\b|\bwhich\s+\w+\s+(?:call|use|invoke)s?\b"
     r"|\bcallers?\s+of\b"
-    r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:called|used|invoked)\b",
+    # "where is [the] X [kind] called?": X one name, not a description ("where is the warning
+    # printed when a deprecated command is invoked?" asks about the warning)
+    rf"|\bwhere\s+(?:is|are)\s+(?:the\s+)?`?[\w$.:]+`?(?:\(\))?(?:\s+(?:{_DEF_KINDS}))?"
+    r"\s+(?:called|used|invoked)\b",
     re.I,
 )
 

@@ -477,6 +477,8 @@ def test_the_callers_stated_are_the_ones_nearest_the_question():
     card = evidence_card("What calls redact?", hits, graph)
     stated = {r.text.split(" (")[0] for r in card.relations if "calls `redact`" in r.text}
     assert stated == {"`_message`", "`build_set`", "`_chunk_file`"}
+    # ... and "calls" is how it asks, not a word the code should show
+    assert card.missing == [] and "mentions the words" not in card.text
 
 
 def test_a_docs_question_naming_a_class_is_answered_by_the_section_showing_it():

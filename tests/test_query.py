@@ -225,6 +225,8 @@ def test_asks_definition(text, asks):
         ("How is X called?", False),
         ("where is Console defined?", False),
         ("formToJSON pollutes Object.prototype", False),
+        ("where is the Table class used?", True),
+        ("Where is the deprecation warning printed when a deprecated command is invoked?", False),
     ],
 )
 def test_asks_callers(text, asks):
