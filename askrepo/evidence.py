@@ -73,6 +73,7 @@ QUESTION_WORDS = frozenset(
     locate location happen happens code codebase base function functions method methods class
     classes module modules file files behavior behaviour logic responsible repository repo
     work works handle handles handled take takes make makes line lines exactly place
+    explain explains describe describes overview
     """.split()
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -98,6 +98,8 @@ def test_terms_split_identifiers_and_drop_stop_words():
 def test_question_terms_drop_question_words_and_duplicates():
     q = "Where is `default_map` read, and where is the default implemented?"
     assert question_terms(q) == ["default", "map", "defaultmap", "read"]
+    # what the reader asks of the answer is not a word the code should show
+    assert question_terms("Explain how authentication flows work") == ["authent", "flow"]
 
 
 def test_term_weights_are_idf_over_candidates():
