@@ -643,6 +643,7 @@ def grep(
 
 def _register_optional() -> None:
     from .cli_ask import ask
+    from .cli_callers import callers
     from .cli_eval import eval_cmd
     from .cli_history import why
     from .cli_plan import plan
@@ -653,6 +654,7 @@ def _register_optional() -> None:
     from .cli_watch import watch_cmd
 
     app.command("ask")(friendly(ask))
+    app.command("callers")(friendly(callers))
     app.command("eval")(friendly(eval_cmd))
     app.command("plan")(friendly(plan))
     app.command("verify")(friendly(verify))

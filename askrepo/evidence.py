@@ -1164,26 +1164,8 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
 
 def _read_imports(store: Any, graph: Graph, paths: list[str], callers: Iterable[Any]) -> None:
     """Fill ``graph.external`` for the Python and JavaScript / TypeScript files among ``paths``
-    and the callers' files, from their indexed chunks (best effort: nothing on a failure)."""
-    from askrepo.imports import JS_SUFFIXES, PY_SUFFIXES, external_names
+    and the callers' files (``imports.external_by_file``)."""
+    from askrepo.imports import external_by_file
 
-    files = getattr(store, "files", None)
-    file_chunks = getattr(store, "file_chunks", None)
-    if files is None or file_chunks is None:
-        return
-    wanted = dict.fromkeys([*paths, *(c.path for group in callers for c in group)])
-    wanted = [p for p in wanted if p.endswith(PY_SUFFIXES + JS_SUFFIXES)]
-    if not wanted:
-        return
-    try:
-        indexed = list(files())
-        rows = file_chunks(wanted, limit=100_000)
-    except Exception:  # the card is best effort
-        return
-    texts: dict[str, list[str]] = {}
-    for _, chunk, _ in rows:
-        texts.setdefault(chunk.path, []).append(chunk.text)
-    for path, parts in texts.items():
-        names = external_names("\n".join(parts), path, indexed)
-        if names:
-            graph.external[path] = names
+    wanted = [*paths, *(c.path for group in callers for c in group)]
+    graph.external.update(external_by_file(store, wanted))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from typing import Any
 
 PY_SUFFIXES = (".py", ".pyi")
 JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
@@ -137,3 +138,30 @@ def external_call(text: str, name: str, external: Collection[str]) -> bool:
     """
     calls = re.findall(rf"([\w$]+\s*\.\s*)?(?<![\w$]){re.escape(name)}\s*\(", text)
     return bool(calls) and all((q.rstrip(". \t") if q else name) in external for q in calls)
+
+
+def external_by_file(store: Any, paths: Iterable[str]) -> dict[str, frozenset[str]]:
+    """``external_names`` of each Python and JavaScript / TypeScript file among ``paths``, from
+    its indexed chunks (files that import nothing from outside are left out). Best effort: an
+    empty dict when the store cannot list its files or chunks."""
+    files = getattr(store, "files", None)
+    file_chunks = getattr(store, "file_chunks", None)
+    if files is None or file_chunks is None:
+        return {}
+    wanted = [p for p in dict.fromkeys(paths) if p.endswith(PY_SUFFIXES + JS_SUFFIXES)]
+    if not wanted:
+        return {}
+    try:
+        indexed = list(files())
+        rows = file_chunks(wanted, limit=100_000)
+    except Exception:  # best effort: a caller states less, it does not fail
+        return {}
+    texts: dict[str, list[str]] = {}
+    for _, chunk, _ in rows:
+        texts.setdefault(chunk.path, []).append(chunk.text)
+    out: dict[str, frozenset[str]] = {}
+    for path, parts in texts.items():
+        names = external_names("\n".join(parts), path, indexed)
+        if names:
+            out[path] = names
+    return out

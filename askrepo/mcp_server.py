@@ -44,6 +44,7 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - search_code: natural-language or identifier search (semantic + BM25); start here for "where/how".
 - grep_code: exact text or regex, ranked (definitions first); use for identifiers/error strings.
 - find_symbol: where a function/class/method is defined ("main" also finds "Command.main").
+- find_callers: what calls a function/method, with each call's line (certain ones first).
 - get_file_context / read_file: numbered source lines (<= 400 lines per call).
 - list_files, index_status: what is indexed, and whether the index is stale.
 - verify_citation: does a path:start-end[@commit] citation still hold (valid/moved/changed/gone)?
@@ -342,6 +343,18 @@ class Service:
             )
         return out
 
+    def find_callers(
+        self, name: str, repo: str | None = None, include_tests: bool = True
+    ) -> dict[str, Any]:
+        from .callers import find_callers
+
+        _limit_str("name", name, 1_000)
+        h = self.pick(repo)
+        store = h.store()
+        out = self._base(h, store)
+        out.update(find_callers(store, name, include_tests=include_tests).to_dict())
+        return out
+
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
         from . import config
         from .lines import split_lines
@@ -594,6 +607,7 @@ TOOL_NAMES = (
     "search_code",
     "grep_code",
     "find_symbol",
+    "find_callers",
     "get_file_context",
     "read_file",
     "list_files",
@@ -673,6 +687,14 @@ _DESCRIPTIONS = {
         "else by last part ('main' finds 'Command.main'); a module/package path as qualifier "
         "('pkg.module.Class', 'crate::mod::Type') picks the definition in that place. "
         "Returns path and line range." + _REPO
+    ),
+    "find_callers": (
+        "Who calls a function or method ('parse_args', 'Command.main', 'Foo::bar'): the indexed "
+        "chunks whose code calls it (tree-sitter call edges, not comments or strings), each "
+        "{path, start_line, end_line, symbol, kind, file_class, certain, calls: [{line, text}]}. "
+        "certain=false: another definition shares the name and the call does not show which "
+        "one is meant (`others` counts them). A name imported from outside the repository is "
+        "not a call of the repository's. Tests included unless include_tests=false." + _REPO
     ),
     "get_file_context": (
         "Numbered lines around `line` of an indexed file (`before`/`after` lines, default 20); "

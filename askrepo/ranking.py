@@ -237,8 +237,13 @@ def code_lines(text: str) -> int:
 
 def _code(lines: Iterable[str]) -> Iterator[str]:
     """The code lines of ``lines`` (``code_lines``), lazily."""
+    return (line for _, line in code_line_indices(lines))
+
+
+def code_line_indices(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(index, line) of each code line of ``lines`` (``code_lines``), lazily."""
     quote = ""  # the open docstring's delimiter, if any
-    for line in lines:
+    for i, line in enumerate(lines):
         s = line.strip()
         if quote:
             if quote in s:
@@ -254,7 +259,7 @@ def _code(lines: Iterable[str]) -> Iterator[str]:
                 quote = q
             continue
         if s[0] not in _COMMENT_STARTS or not _COMMENT.match(line):
-            yield line
+            yield i, line
 
 
 def _count(lines: Iterable[str], limit: int | None) -> int:

@@ -32,6 +32,7 @@ TOOLS = {
     "search_code",
     "grep_code",
     "find_symbol",
+    "find_callers",
     "get_file_context",
     "read_file",
     "list_files",
@@ -174,6 +175,26 @@ def test_mcp_round_trip(tmp_path):
                 ]
                 none = await s.ok("find_symbol", name="no_such_function_xyz", repo="shop")
                 assert none["definitions"] == [] and "No definition" in none["note"]
+
+                # -- find_callers -------------------------------------------------------------
+                fc = await s.ok("find_callers", name="hash_password", repo="shop")
+                assert [d["symbol"] for d in fc["definitions"]] == ["hash_password"]
+                got = {(c["path"], c["symbol"], c["certain"]) for c in fc["callers"]}
+                assert ("shop/auth.py", "authenticate_user", True) in got
+                assert any(p.startswith("tests/") for p, _, _ in got)  # tests by default
+                caller = next(c for c in fc["callers"] if c["symbol"] == "authenticate_user")
+                assert [x["line"] for x in caller["calls"]] == [
+                    n
+                    for n, ln in enumerate(auth_lines, 1)
+                    if "= hash_password(" in ln or ln.strip().startswith("hash_password(")
+                ]
+                code_only = await s.ok(
+                    "find_callers", name="hash_password", repo="shop", include_tests=False
+                )
+                assert all(c["file_class"] == "code" for c in code_only["callers"])
+                assert code_only["stale"] is False and "indexed_commit" in code_only
+                blank = await s.err("find_callers", name="  ", repo="shop")
+                assert "name is empty" in blank
 
                 # -- get_file_context / read_file -------------------------------------------------
                 ctx = await s.ok(

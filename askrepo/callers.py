@@ -1,0 +1,233 @@
+"""Who calls a name: the index's call edges, with the lines of each call.
+
+A chunk's ``calls`` are the callee names tree-sitter found in its lines (``askrepo.chunker``,
+``@call``), so a caller is code that calls the name — not a comment, a string or a definition
+that merely mentions it, as a text search would also find. ``find_callers`` backs
+``askrepo callers NAME`` and the MCP tool ``find_callers``.
+
+A call is matched by the callee's last name (``store.callers``). When other definitions share
+that last name (``Hasher.create`` and ``HmacSha512.create``), a caller counts as ``certain``
+only when its code shows the call is the asked-for one: through the owner's name
+(``Hasher.create(``, ``Hasher::create(``), or from another method of the same class; the rest
+are listed as possible calls of it. A name a Python / JavaScript file imports from outside the
+repository (``from html import escape``) is not a call of the repository's ``escape``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .datatypes import CODE, TEST, is_definition
+from .errors import UsageError
+
+MAX_CALLERS = 200  # callers read from the index for one name
+MAX_CALL_LINES = 5  # call lines quoted per caller
+MAX_LINE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class CallSite:
+    line: int  # 1-based, in the file
+    text: str  # the line, stripped and cut to MAX_LINE_CHARS
+
+
+@dataclass(frozen=True)
+class Caller:
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    language: str | None
+    file_class: str
+    certain: bool  # the call can only be of the asked-for definition(s)
+    calls: list[CallSite] = field(default_factory=list)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True)
+class Definition:
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+
+
+@dataclass
+class CallersResult:
+    name: str
+    definitions: list[Definition]  # what the name means in the index (may be empty)
+    callers: list[Caller]  # certain first, then by path and line
+    others: int = 0  # other definitions sharing the last name (their calls look alike)
+    truncated: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "definitions": [asdict(d) for d in self.definitions],
+            "callers": [asdict(c) for c in self.callers],
+            "others": self.others,
+            "truncated": self.truncated,
+            "note": self.note,
+        }
+
+
+def call_lines(
+    text: str, start_line: int, name: str, symbol: str | None = None, limit: int = MAX_CALL_LINES
+) -> list[CallSite]:
+    """The lines of ``text`` (a chunk of ``symbol`` starting at ``start_line``) that call
+    ``name``: the name followed by ``(``, a generic ``<…>(`` or Rust's ``!``; else (Ruby, Lua
+    call without brackets) any line naming it. The chunk's own definition line is not a call
+    when the chunk is itself a ``name`` (``func (v *T) Set(s string)`` calling ``v.inner.Set``).
+
+    >>> [c.line for c in call_lines("def f():\\n    x = g(1)\\n    return g\\n", 10, "g")]
+    [11]
+    >>> [c.line for c in call_lines("def g(self):\\n    return self.inner.g()", 1, "g", "A.g")]
+    [2]
+    """
+    from .ranking import code_line_indices, definition_line
+
+    word = rf"(?<![\w$]){re.escape(name)}"
+    call = re.compile(rf"{word}\s*(?:[(!]|<[^<>]*>\s*\()")
+    bare = re.compile(rf"{word}(?![\w$])")
+    lines = text.split("\n")
+    own = -1
+    if symbol and symbol.rpartition(".")[2] == name:
+        own = definition_line(lines, symbol)
+    code = [(i, ln) for i, ln in code_line_indices(lines) if i != own]  # no comment, docstring
+    hits = [i for i, ln in code if call.search(ln)]
+    if not hits:
+        hits = [i for i, ln in enumerate(lines) if i != own and call.search(ln)]
+    if not hits:
+        hits = [i for i, ln in enumerate(lines) if i != own and bare.search(ln)]
+    return [CallSite(start_line + i, lines[i].strip()[:MAX_LINE_CHARS]) for i in hits[:limit]]
+
+
+def shows_owner(text: str, owner: str, name: str) -> bool:
+    """Whether ``text`` calls ``name`` through ``owner`` (its last part): ``Owner.name(``,
+    ``Owner::name(``, Lua's ``owner:name(``.
+
+    >>> shows_owner("return Hasher.create(pw)", "crypto.Hasher", "create")
+    True
+    >>> shows_owner("Hmac.create(&out)", "Hasher", "create")
+    False
+    """
+    last = re.escape(owner.rsplit(".", 1)[-1])
+    return (
+        re.search(rf"(?<![\w.]){last}\s*(?:\.|::|:)\s*{re.escape(name)}\s*[(<!]", text) is not None
+    )
+
+
+def bare_call(text: str, name: str) -> bool:
+    """Whether ``text`` calls ``name`` unqualified (``Set(x)``, not ``f.Set(x)``).
+
+    >>> bare_call('Set("a", "1")', "Set"), bare_call("f.Set(a)", "Set")
+    (True, False)
+    """
+    return re.search(rf"(?<![\w.$@>:]){re.escape(name)}\s*[(<!]", text) is not None
+
+
+_GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s+\*?[\w.\[\]]+\s*\)", re.M)
+
+
+def own_call(text: str, calls: str, name: str) -> bool:
+    """Whether ``calls`` (call lines of the method ``text``) call ``name`` on the method's own
+    object: ``self.name(``, ``this.name(``, ``cls.``, Ruby's ``@``/bare, Go's receiver
+    (``func (f *FlagSet)`` → ``f.name(``), or a bare ``name(`` (Java, C#, C++, Swift, Kotlin).
+    ``auth_flow.send(response)`` in a method of ``Client`` is not ``Client.send``.
+
+    >>> own_call("def a(self):\\n    self.send(r)", "self.send(r)", "send")
+    True
+    >>> own_call("def a(self):\\n    flow.send(r)", "flow.send(r)", "send")
+    False
+    >>> own_call("func (f *FlagSet) A() {\\n  f.Set(x)", "f.Set(x)", "Set")
+    True
+    """
+    selves = ["self", "this", "cls", "super\\(\\)", "Self"]
+    m = _GO_RECEIVER.search(text)
+    if m:
+        selves.append(re.escape(m.group(1)))
+    through = rf"(?<![\w.])(?:{'|'.join(selves)})\s*(?:\.|->|::)\s*{re.escape(name)}\s*[(<!]"
+    return re.search(through, calls) is not None or bare_call(calls, name)
+
+
+def find_callers(
+    store: Any, name: str, *, include_tests: bool = True, limit: int = MAX_CALLERS
+) -> CallersResult:
+    """The chunks that call ``name`` (``Owner.method`` or a bare name), certain ones first."""
+    from .imports import external_by_file, external_call
+    from .query import qualified_name
+
+    name = (name or "").strip()
+    if not name:
+        raise UsageError("The name is empty — pass e.g. 'parse_args' or 'Command.main'")
+    wanted = qualified_name(name)
+    last = wanted.rsplit(".", 1)[-1]
+    targets = store.find_symbol(wanted)
+    keys = {(d.path, d.start_line) for d in targets}
+    namesakes = [
+        c
+        for _, c, _ in store.by_symbol([last], limit=200)
+        if is_definition(c.kind) and (c.path, c.start_line) not in keys
+    ]
+    classes = (CODE, TEST) if include_tests else (CODE,)
+    rows = [c for _, c, _ in store.callers(last, classes=classes, limit=limit + 1)]
+    truncated = len(rows) > limit
+    rows = [c for c in rows[:limit] if (c.path, c.start_line) not in keys]  # not recursion
+    external = external_by_file(store, [c.path for c in rows])
+    owners = {d.symbol.rpartition(".")[0] for d in targets if d.symbol and "." in d.symbol}
+    # a bare ``name(`` call is the function's when every namesake is a method (``Set`` and
+    # ``FlagSet.Set``): a method is called through its object
+    bare_ok = any(d.kind == "function" for d in targets) and not any(
+        n.kind == "function" for n in namesakes
+    )
+    callers: list[Caller] = []
+    for c in rows:
+        if c.path in external and external_call(c.text, last, external[c.path]):
+            continue  # ``from html import escape``: another module's function
+        sites = call_lines(c.text, c.start_line, last, c.symbol, limit=len(c.text))
+        shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
+        certain = bool(targets) and (
+            not namesakes
+            or any(shows_owner(shown, o, last) for o in owners)
+            or ((c.symbol or "").rpartition(".")[0] in owners and own_call(c.text, shown, last))
+            or (bare_ok and bare_call(shown, last))
+        )
+        callers.append(
+            Caller(
+                path=c.path,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                symbol=c.symbol,
+                kind=c.kind,
+                language=c.language,
+                file_class=getattr(c, "file_class", CODE),
+                certain=certain,
+                calls=sites[:MAX_CALL_LINES],
+            )
+        )
+    callers.sort(key=lambda c: (not c.certain, c.path, c.start_line))
+    defs = [Definition(d.path, d.start_line, d.end_line, d.symbol, d.kind) for d in targets]
+    note = ""
+    if not targets:
+        note = (
+            f"No definition named {name!r} in the index: these chunks call a function of that "
+            "name defined elsewhere (a dependency, a built-in)"
+            if callers
+            else f"Nothing in the index defines or calls {name!r} — try `grep` for the text"
+        )
+    elif not callers:
+        note = f"No indexed code calls {name!r} (an entry point, a callback, or called by name)"
+    elif namesakes:
+        note = (
+            f"{len(namesakes)} other definition(s) are named {last!r}: callers marked "
+            "certain=false may call one of them"
+        )
+    return CallersResult(wanted, defs, callers, len(namesakes), truncated, note)

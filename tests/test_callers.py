@@ -1,0 +1,138 @@
+"""`askrepo callers` / `find_callers` on a real index (tree-sitter call edges, LanceDB, MiniLM)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from askrepo.callers import find_callers
+from askrepo.indexer import index_repo
+from askrepo.store import open_index
+from tests.fixture_repo import askrepo_home, run_cli
+
+FILES = {
+    "pkg/factory.py": (
+        "def create(kind):\n"
+        '    """Make a thing of this kind."""\n'
+        "    return {'kind': kind}\n"
+        "\n"
+        "\n"
+        "def escape(text):\n"
+        "    return text.replace('<', '&lt;')\n"
+    ),
+    "pkg/hasher.py": (
+        "class Hasher:\n"
+        "    def create(self, seed):\n"
+        "        return Hasher()\n"
+        "\n"
+        "    def rehash(self, seed):\n"
+        "        return self.create(seed)\n"
+    ),
+    "pkg/hmac.py": ("class Hmac:\n    def create(self, key):\n        return Hmac()\n"),
+    "pkg/users.py": (
+        "from html import escape\n"
+        "from pkg.factory import create\n"
+        "from pkg.hasher import Hasher\n"
+        "\n"
+        "\n"
+        "def make_user(name):\n"
+        '    """Calls create() in a docstring: not a call line."""\n'
+        "    user = create('user')\n"
+        "    return user\n"
+        "\n"
+        "\n"
+        "def seed_hash(seed):\n"
+        "    return Hasher.create(Hasher(), seed)\n"
+        "\n"
+        "\n"
+        "def anything(obj):\n"
+        "    return obj.create(1)\n"
+        "\n"
+        "\n"
+        "def page(title):\n"
+        "    return '<h1>' + escape(title)\n"
+    ),
+    "tests/test_users.py": (
+        "from pkg.users import make_user\n\n\ndef test_make_user():\n    assert make_user('a')\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("callers") / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    home = tmp_path_factory.mktemp("home")
+    with askrepo_home(home):
+        index_repo(root)
+    return root, home
+
+
+def _store(repo):
+    root, home = repo
+    with askrepo_home(home):
+        return open_index(root)
+
+
+def _callers(res):
+    return [(c.symbol, c.certain, [s.line for s in c.calls]) for c in res.callers]
+
+
+def test_a_method_s_callers_are_certain_only_when_the_call_shows_its_class(repo):
+    res = find_callers(_store(repo), "Hasher.create")
+    assert [d.symbol for d in res.definitions] == ["Hasher.create"]
+    assert res.others == 2  # the function create and Hmac.create
+    assert _callers(res) == [
+        ("Hasher.rehash", True, [6]),  # self.create( from its own class
+        ("seed_hash", True, [13]),  # Hasher.create(
+        ("make_user", False, [8]),  # create(: not through a Hasher
+        ("anything", False, [17]),  # obj.create(: any create
+    ]
+    assert "2 other definition(s)" in res.note
+
+
+def test_a_function_s_bare_calls_are_certain_and_comments_are_not_calls(repo):
+    res = find_callers(_store(repo), "create")
+    assert [d.symbol for d in res.definitions] == ["create"]
+    # make_user's docstring names create() on line 7: the call is line 8
+    assert _callers(res)[0] == ("make_user", True, [8])
+    assert {(s, c) for s, c, _ in _callers(res)[1:]} == {
+        ("Hasher.rehash", False),
+        ("seed_hash", False),
+        ("anything", False),
+    }
+
+
+def test_a_name_imported_from_outside_is_not_a_call_of_the_repository_s(repo):
+    res = find_callers(_store(repo), "escape")  # users.py: from html import escape
+    assert [d.symbol for d in res.definitions] == ["escape"]
+    assert res.callers == [] and "No indexed code calls" in res.note
+
+
+def test_tests_are_callers_unless_excluded(repo):
+    store = _store(repo)
+    assert [c.symbol for c in find_callers(store, "make_user").callers] == ["test_make_user"]
+    assert find_callers(store, "make_user", include_tests=False).callers == []
+
+
+def test_cli_callers_text_json_and_errors(repo):
+    root, home = repo
+    shown = run_cli("callers", "Hasher.create", "--repo", str(root), home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert "Hasher.create (method) defined at pkg/hasher.py:2-3" in shown.stdout
+    assert shown.stdout.index("seed_hash") < shown.stdout.index("possible callers")
+    assert "13: return Hasher.create(Hasher(), seed)" in shown.stdout
+    as_json = run_cli("callers", "create", "--repo", str(root), "--json", home=home)
+    data = json.loads(as_json.stdout)
+    assert data["callers"][0]["symbol"] == "make_user" and data["callers"][0]["certain"]
+    assert data["stale"] is False and "indexed_commit" in data
+    none = run_cli("callers", "no_such_name_xyz", "--repo", str(root), home=home)
+    assert none.returncode == 1 and "Nothing in the index defines or calls" in none.stdout
+    empty = run_cli("callers", " ", "--repo", str(root), home=home)
+    assert empty.returncode != 0 and "Traceback" not in empty.stderr
+    assert "name is empty" in empty.stdout + empty.stderr
