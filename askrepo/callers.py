@@ -110,19 +110,34 @@ def call_lines(
     return [CallSite(start_line + i, lines[i].strip()[:MAX_LINE_CHARS]) for i in hits[:limit]]
 
 
-def shows_owner(text: str, owner: str, name: str) -> bool:
-    """Whether ``text`` calls ``name`` through ``owner`` (its last part): ``Owner.name(``,
-    ``Owner::name(``, Lua's ``owner:name(``.
+def shows_owner(
+    text: str, owner: str, name: str, nearby: bool = True, owner_unique: bool = True
+) -> bool:
+    """Whether ``text`` calls ``name`` through ``owner``: ``Owner.name(``, ``Owner::name(``,
+    Lua's ``owner:name(``, or a nested owner's whole path (``Kramdown::Options.parse(``).
+    Outside the owner's file (not ``nearby``) its bare name counts only when no other
+    definition has it (``owner_unique``): each of zig-crypto's argon2, bcrypt and scrypt
+    defines a ``PhcFormatHasher``, and ``PhcFormatHasher.create(`` in ``argon2.zig`` is
+    argon2's.
 
     >>> shows_owner("return Hasher.create(pw)", "crypto.Hasher", "create")
     True
     >>> shows_owner("Hmac.create(&out)", "Hasher", "create")
     False
+    >>> shows_owner("PhcFormatHasher.create(p)", "PhcFormatHasher", "create", False, False)
+    False
+    >>> shows_owner("Kramdown::Options.parse(k)", "Kramdown.Options", "parse", False, False)
+    True
     """
-    last = re.escape(owner.rsplit(".", 1)[-1])
-    return (
-        re.search(rf"(?<![\w.]){last}\s*(?:\.|::|:)\s*{re.escape(name)}\s*[(<!]", text) is not None
-    )
+    parts = owner.split(".")
+    call = rf"\s*(?:\.|::|:)\s*{re.escape(name)}\s*[(<!]"
+    if len(parts) > 1:
+        whole = r"\s*(?:\.|::)\s*".join(map(re.escape, parts))
+        if re.search(rf"(?<![\w.]){whole}{call}", text):
+            return True
+    if not nearby and not owner_unique:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(parts[-1])}{call}", text) is not None
 
 
 def bare_call(text: str, name: str) -> bool:
@@ -158,6 +173,33 @@ def own_call(text: str, calls: str, name: str) -> bool:
     return re.search(through, calls) is not None or bare_call(calls, name)
 
 
+def visibly_calls(caller: Any, definition: Any, owner_unique: bool = False) -> bool:
+    """Whether ``caller``'s code shows that its call of ``definition``'s name is that
+    definition's — needed when other definitions share the name: through the owner's name
+    (``Hasher.create(``; from another file only when ``owner_unique``: no other definition
+    is named like the owner), or on its own object from a method of the same class
+    (``self.create(``). A function among namesakes cannot be told apart this way (False).
+    The evidence card states "D calls B" for a name defined more than once only then."""
+    name = (definition.symbol or "").rpartition(".")[2]
+    if not name:
+        return False
+    sites = call_lines(caller.text, caller.start_line, name, caller.symbol, limit=len(caller.text))
+    return _through_owner(caller, "\n".join(s.text for s in sites), definition, owner_unique)
+
+
+def _through_owner(caller: Any, calls: str, definition: Any, owner_unique: bool) -> bool:
+    owner, _, name = (definition.symbol or "").rpartition(".")
+    if not owner:
+        return False
+    nearby = caller.path == definition.path
+    if shows_owner(calls, owner, name, nearby, owner_unique):
+        return True
+    # a method of the same class, on its own object: the class itself when it is in this file
+    # or is the only one so named (a platform variant of the class in another file is not)
+    same_class = (caller.symbol or "").rpartition(".")[0] == owner and (nearby or owner_unique)
+    return same_class and own_call(caller.text, calls, name)
+
+
 def find_callers(
     store: Any, name: str, *, include_tests: bool = True, limit: int = MAX_CALLERS
 ) -> CallersResult:
@@ -182,7 +224,14 @@ def find_callers(
     truncated = len(rows) > limit
     rows = [c for c in rows[:limit] if (c.path, c.start_line) not in keys]  # not recursion
     external = external_by_file(store, [c.path for c in rows])
-    owners = {d.symbol.rpartition(".")[0] for d in targets if d.symbol and "." in d.symbol}
+
+    def unique_owner(d: Any) -> bool:
+        owner = (d.symbol or "").rpartition(".")[0].rpartition(".")[2]
+        if not owner:
+            return False
+        found = [c for _, c, _ in store.by_symbol([owner], limit=50) if is_definition(c.kind)]
+        return len(found) <= 1
+
     # a bare ``name(`` call is the function's when every namesake is a method (``Set`` and
     # ``FlagSet.Set``): a method is called through its object
     bare_ok = any(d.kind == "function" for d in targets) and not any(
@@ -196,8 +245,7 @@ def find_callers(
         shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
         certain = bool(targets) and (
             not namesakes
-            or any(shows_owner(shown, o, last) for o in owners)
-            or ((c.symbol or "").rpartition(".")[0] in owners and own_call(c.text, shown, last))
+            or any(_through_owner(c, shown, d, unique_owner(d)) for d in targets)
             or (bare_ok and bare_call(shown, last))
         )
         callers.append(

@@ -1012,15 +1012,20 @@ def _relations(
 
     def callers_of() -> None:
         # who calls the best definition(s)
+        from askrepo.callers import visibly_calls
+
         for b in defs[:2]:
-            if not b.symbol or b.kind not in DEFINITION_KINDS or not unique(_last(b.symbol)):
+            if not b.symbol or b.kind not in DEFINITION_KINDS:
                 continue
+            # a name defined more than once: only the callers whose code shows it is B's
+            sure = unique(_last(b.symbol))
             callers = [
                 c
                 for c in graph.callers.get(b.symbol, [])
                 if (c.path, c.start_line) != (b.path, b.start_line)
                 and c.symbol
                 and not _external(c, _last(b.symbol), graph)
+                and (sure or visibly_calls(c, b, unique(_last(b.symbol.rpartition(".")[0]))))
             ]
             for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
                 sc = _source_for(c, sources)
@@ -1136,8 +1141,8 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
     top = [h for h in hits[:k] if h.symbol]
     names = {_last(h.symbol) for h in top}
     owners = {h.symbol.rsplit(".", 1)[0] for h in top if h.kind == "method" and "." in h.symbol}
-    try:
-        rows = by_symbol(sorted(names | owners), None, 400)
+    try:  # owners by their last part: every definition named like one counts
+        rows = by_symbol(sorted(names | {_last(o) for o in owners}), None, 400)
     except Exception:  # the card is best effort: a store error must not block an answer
         return graph
     for _, chunk, _ in rows:

@@ -747,3 +747,42 @@ def test_a_call_by_an_ambiguous_name_is_stated_only_when_the_code_shows_it():
     rel = " ".join(r.text for r in card.relations)
     assert "`strHash` (`bcrypt.zig:759-761`) calls `CryptFormatHasher.create`" in rel
     assert "`bcrypt` (`bcrypt.zig:461-463`) calls" not in rel
+
+
+def test_callers_of_a_name_defined_more_than_once_are_stated_when_their_code_shows_it():
+    """``create`` is defined twice; the card states "D calls Hasher.create" only for callers
+    whose code shows that call is this one: through ``Hasher.`` (from another file only when
+    no other class is named ``Hasher``), or on its own object from a method of ``Hasher`` —
+    not ``mac.create(``, and not, with a second ``Hasher`` elsewhere (zig-crypto's three
+    ``PhcFormatHasher`` structs), ``Hasher.create(`` from another file."""
+    b = hit(
+        1, "a.zig", 10, "pub fn create(seed: u32) Hasher {\n    return .{};\n}", "Hasher.create"
+    )
+    b = replace(b, kind="method")
+
+    def caller(path, symbol, body):
+        return Chunk(
+            path,
+            1,
+            2,
+            f"fn {symbol.split('.')[-1]}() void {{\n    {body}\n}}",
+            "zig",
+            "function",
+            symbol,
+        )
+
+    callers = [
+        caller("b.zig", "strHash", "_ = Hasher.create(1);"),
+        caller("c.zig", "anyHash", "_ = mac.create(1);"),
+        caller("a.zig", "Hasher.rehash", "_ = self.create(2);"),
+    ]
+
+    def stated(defs):
+        graph = Graph(definitions=defs, callers={"Hasher.create": callers})
+        card = evidence_card("what calls Hasher.create?", [b], graph)
+        return {r.text.split(" (")[0] for r in card.relations if "calls `Hasher.create`" in r.text}
+
+    assert stated({"create": 2, "Hasher": 1}) == {"`strHash`", "`Hasher.rehash`"}
+    assert stated({"create": 2, "Hasher": 2}) == {"`Hasher.rehash`"}  # same file only
+    # a name defined once: every caller the index has
+    assert stated({"create": 1}) == {"`strHash`", "`anyHash`", "`Hasher.rehash`"}
