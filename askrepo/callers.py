@@ -25,6 +25,7 @@ from .errors import UsageError
 MAX_CALLERS = 200  # callers read from the index for one name
 MAX_CALL_LINES = 5  # call lines quoted per caller
 MAX_LINE_CHARS = 200
+MAX_NAME_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -207,9 +208,14 @@ def find_callers(
     from .imports import external_by_file, external_call
     from .query import qualified_name
 
-    name = (name or "").strip()
+    name = re.sub(r"\s*\(\s*\)$", "", (name or "").strip().strip("`").strip())  # `send()`
     if not name:
         raise UsageError("The name is empty — pass e.g. 'parse_args' or 'Command.main'")
+    if len(name) > MAX_NAME_CHARS:
+        raise UsageError(
+            f"The name is {len(name)} characters long — pass one function or method name, "
+            "e.g. 'parse_args' or 'Command.main'"
+        )
     wanted = qualified_name(name)
     last = wanted.rsplit(".", 1)[-1]
     targets = store.find_symbol(wanted)

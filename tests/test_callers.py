@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from askrepo.callers import find_callers
+from askrepo.errors import UsageError
 from askrepo.indexer import index_repo
 from askrepo.store import open_index
 from tests.fixture_repo import askrepo_home, run_cli
@@ -112,6 +113,14 @@ def test_a_name_imported_from_outside_is_not_a_call_of_the_repository_s(repo):
     res = find_callers(_store(repo), "escape")  # users.py: from html import escape
     assert [d.symbol for d in res.definitions] == ["escape"]
     assert res.callers == [] and "No indexed code calls" in res.note
+
+
+def test_a_name_as_people_type_it(repo):
+    store = _store(repo)
+    for typed in ("`create()`", "create()", " create "):
+        assert [d.symbol for d in find_callers(store, typed).definitions] == ["create"]
+    with pytest.raises(UsageError, match="characters long"):
+        find_callers(store, "a" * 2000)
 
 
 def test_tests_are_callers_unless_excluded(repo):
