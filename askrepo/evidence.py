@@ -760,9 +760,14 @@ def evidence_card(
     order = best_first(scores)
     best = scores[order[0]]
     chosen = [order[0]]
+    # "what calls X?": the runners-up must be an X too (``Context.invoke``: not Command's)
+    subject = [*parsed.identifiers, *parsed.named] if parsed.asks_callers else []
     for i in order[1:]:
         if len(chosen) >= MAX_DEFINITIONS:
             break
+        sym = cands[i].symbol or ""
+        if subject and not any(sym == n or sym.endswith("." + n) for n in subject):
+            continue
         if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)
 
@@ -998,7 +1003,7 @@ def _relations(
                 members.setdefault(owner, []).append(b)
         for owner, methods in members.items():
             sc = _source_for(graph.classes[owner], sources)
-            names = [_md_code(b.symbol or "") for b in methods]
+            names = list(dict.fromkeys(_md_code(b.symbol or "") for b in methods))  # overloads
             which = (
                 f"{names[0]} is a method"
                 if len(names) == 1

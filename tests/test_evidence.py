@@ -786,3 +786,27 @@ def test_callers_of_a_name_defined_more_than_once_are_stated_when_their_code_sho
     assert stated({"create": 2, "Hasher": 2}) == {"`Hasher.rehash`"}  # same file only
     # a name defined once: every caller the index has
     assert stated({"create": 1}) == {"`strHash`", "`anyHash`", "`Hasher.rehash`"}
+
+
+def test_a_callers_question_describes_only_the_definitions_it_names():
+    """ "what calls Context.invoke?": ``Command.invoke`` scores close (same name, same words)
+    but is not what was asked about; overloads of ``Context.invoke`` are, and their class is
+    stated once."""
+    ctx_text = "def invoke(self, callback, *args):\n    return callback(*args)"
+    hits = [
+        replace(hit(1, "core.py", 823, ctx_text, "Context.invoke"), kind="method"),
+        replace(hit(2, "core.py", 1294, ctx_text, "Command.invoke"), kind="method"),
+        replace(hit(3, "core.py", 815, ctx_text, "Context.invoke"), kind="method"),
+    ]
+    context = Chunk("core.py", 202, 304, "class Context:\n    pass", "python", "class", "Context")
+    graph = Graph(definitions={"invoke": 3}, classes={"Context": context})
+    card = evidence_card("what calls Context.invoke?", hits, graph)
+    assert [s.symbol for s in card.sources if s.role != "related"][:2] == [
+        "Context.invoke",
+        "Context.invoke",
+    ]
+    assert "Command.invoke" not in card.text
+    assert "`Context.invoke` is a method of class `Context`" in card.text
+    # without the callers question, the close runner-up is described too
+    card = evidence_card("how is a callback invoked?", hits, graph)
+    assert "Command.invoke" in card.text
