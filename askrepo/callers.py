@@ -64,7 +64,7 @@ class Definition:
 class CallersResult:
     name: str
     definitions: list[Definition]  # what the name means in the index (may be empty)
-    callers: list[Caller]  # certain first, then by path and line
+    callers: list[Caller]  # certain first; code before tests; then by path and line
     others: int = 0  # other definitions sharing the last name (their calls look alike)
     truncated: bool = False
     note: str = ""
@@ -267,7 +267,7 @@ def find_callers(
                 calls=sites[:MAX_CALL_LINES],
             )
         )
-    callers.sort(key=lambda c: (not c.certain, c.path, c.start_line))
+    callers.sort(key=lambda c: (not c.certain, c.file_class == TEST, c.path, c.start_line))
     defs = [Definition(d.path, d.start_line, d.end_line, d.symbol, d.kind) for d in targets]
     note = ""
     if not targets:
