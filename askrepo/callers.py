@@ -238,6 +238,8 @@ def find_callers(
         found = [c for _, c, _ in store.by_symbol([owner], limit=50) if is_definition(c.kind)]
         return len(found) <= 1
 
+    owner_unique = [unique_owner(d) for d in targets] if namesakes else []  # once per target
+
     # a bare ``name(`` call is the function's when every namesake is a method (``Set`` and
     # ``FlagSet.Set``): a method is called through its object
     bare_ok = any(d.kind == "function" for d in targets) and not any(
@@ -251,7 +253,7 @@ def find_callers(
         shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
         certain = bool(targets) and (
             not namesakes
-            or any(_through_owner(c, shown, d, unique_owner(d)) for d in targets)
+            or any(_through_owner(c, shown, d, u) for d, u in zip(targets, owner_unique))
             or (bare_ok and bare_call(shown, last))
         )
         callers.append(
