@@ -253,7 +253,9 @@ def find_callers(
         shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
         certain = bool(targets) and (
             not namesakes
-            or any(_through_owner(c, shown, d, u) for d, u in zip(targets, owner_unique))
+            or any(
+                _through_owner(c, shown, d, u) for d, u in zip(targets, owner_unique, strict=True)
+            )
             or (bare_ok and bare_call(shown, last))
         )
         callers.append(
