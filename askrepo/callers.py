@@ -131,14 +131,20 @@ def shows_owner(
     True
     """
     parts = owner.split(".")
-    call = rf"\s*(?:\.|::|:)\s*{re.escape(name)}\s*[(<!]"
     if len(parts) > 1:
         whole = r"\s*(?:\.|::)\s*".join(map(re.escape, parts))
-        if re.search(rf"(?<![\w.]){whole}{call}", text):
+        if _qualified_call(text, whole, name):
             return True
     if not nearby and not owner_unique:
         return False
-    return re.search(rf"(?<![\w.]){re.escape(parts[-1])}{call}", text) is not None
+    return _qualified_call(text, re.escape(parts[-1]), name)
+
+
+def _qualified_call(text: str, qualifier: str, name: str) -> bool:
+    """Whether ``text`` calls ``name`` through ``qualifier`` (a regular expression):
+    ``Q.name(``, ``Q::name(``, ``Q:name(``, ``Q.name<T>(``, ``Q::name!(``."""
+    call = rf"(?<![\w.]){qualifier}\s*(?:\.|::|:)\s*{re.escape(name)}\s*[(<!]"
+    return re.search(call, text) is not None
 
 
 def bare_call(text: str, name: str) -> bool:

@@ -928,20 +928,20 @@ def _calls_in_file(a: Any, b: Any) -> bool:
     >>> _calls_in_file(S(path="b.zig", symbol="strHash", text="return Hasher.create(pw)"), b)
     True
     """
+    from askrepo.callers import bare_call, shows_owner
+
     if a.path != b.path:
         return False
     text = getattr(a, "text", "") or ""
     owner, _, name = (b.symbol or "").rpartition(".")
-    call = rf"{re.escape(name)}\s*[(<!]"
     if owner:
         if b.kind == "method" and (a.symbol or "").rpartition(".")[0] == owner:
             return True
-        qualifier = re.escape(owner.rsplit(".", 1)[-1])
-        if re.search(rf"(?<![\w.]){qualifier}\s*(?:\.|::|:)\s*{call}", text):
+        if shows_owner(text, owner.rsplit(".", 1)[-1], name):  # the owner's own name
             return True
         if b.kind == "method":
             return False
-    return re.search(rf"(?<![\w.$@>:]){call}", text) is not None
+    return bare_call(text, name)
 
 
 def _relations(
