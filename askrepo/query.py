@@ -235,6 +235,12 @@ _DEF_KINDS = (
     r"macro|constant|variable|typedef|mixin|extension"
 )
 _DEF_KINDS_THE = _DEF_KINDS.replace("object|", "")
+# how a question asks for callers (``asks_callers``; the name after it is ``named``)
+_CALLERS_LEAD = (
+    r"(?:(?:what|who)\s+(?:calls|uses|invokes)|which\s+\w+\s+(?:call|use|invoke)s?"
+    r"|callers?\s+of)"
+)
+_CALLED = r"\s+(?:called|used|invoked)\b"  # "where is X called?"
 _NAMED_PATTERNS = (
     # where is [the] X [kind] defined / declared / implemented
     re.compile(
@@ -250,14 +256,8 @@ _NAMED_PATTERNS = (
     re.compile(r"\b(?:class|struct|trait|interface|enum|protocol|mixin|object)\s+([A-Z][\w$]*)\b"),
     # the subject of a callers question: "what calls launch?", "which functions use `flush`",
     # "callers of expire", "where is launch called?" (a plain word there is a name too)
-    re.compile(
-        r"\b(?:(?:what|who)\s+(?:calls|uses|invokes)|which\s+\w+\s+(?:call|use|invoke)s?"
-        r"|callers?\s+of)\s+(?:the\s+)?`?([A-Za-z_][\w$]*)`?(?:\(\))?\s*\??\s*$",
-        re.I,
-    ),
-    re.compile(
-        r"^\s*where\s+(?:is|are)\s+`?([A-Za-z_][\w$]*)`?(?:\(\))?\s+(?:called|used|invoked)\b", re.I
-    ),
+    re.compile(rf"\b{_CALLERS_LEAD}\s+(?:the\s+)?`?([A-Za-z_][\w$]*)`?(?:\(\))?\s*\??\s*$", re.I),
+    re.compile(rf"^\s*where\s+(?:is|are)\s+`?([A-Za-z_][\w$]*)`?(?:\(\))?{_CALLED}", re.I),
 )
 
 
@@ -300,12 +300,10 @@ def asks_definition(text: str) -> bool:
 
 
 _CALLERS_Q = re.compile(
-    r"\b(?:what|who)\s+(?:calls|uses|invokes)\b|\bwhich\s+\w+\s+(?:call|use|invoke)s?\b"
-    r"|\bcallers?\s+of\b"
+    rf"\b{_CALLERS_LEAD}\b"
     # "where is [the] X [kind] called?": X one name, not a description ("where is the warning
     # printed when a deprecated command is invoked?" asks about the warning)
-    rf"|\bwhere\s+(?:is|are)\s+(?:the\s+)?`?[\w$.:]+`?(?:\(\))?(?:\s+(?:{_DEF_KINDS}))?"
-    r"\s+(?:called|used|invoked)\b",
+    rf"|\bwhere\s+(?:is|are)\s+(?:the\s+)?`?[\w$.:]+`?(?:\(\))?(?:\s+(?:{_DEF_KINDS}))?{_CALLED}",
     re.I,
 )
 
