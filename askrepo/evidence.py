@@ -22,6 +22,7 @@ from typing import Any
 
 from py_rust_stemmers import SnowballStemmer
 
+from askrepo.callers import bare_call, shows_owner, visibly_calls
 from askrepo.datatypes import CODE, DOC, TEST
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
@@ -928,8 +929,6 @@ def _calls_in_file(a: Any, b: Any) -> bool:
     >>> _calls_in_file(S(path="b.zig", symbol="strHash", text="return Hasher.create(pw)"), b)
     True
     """
-    from askrepo.callers import bare_call, shows_owner
-
     if a.path != b.path:
         return False
     text = getattr(a, "text", "") or ""
@@ -1017,8 +1016,6 @@ def _relations(
 
     def callers_of() -> None:
         # who calls the best definition(s)
-        from askrepo.callers import visibly_calls
-
         for b in defs[:2]:
             if not b.symbol or b.kind not in DEFINITION_KINDS:
                 continue
