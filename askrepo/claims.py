@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from askrepo.datatypes import symbol_matches
 from askrepo.identifiers import FILE_EXTENSIONS, looks_like_identifier
 
 # A citation group as askrepo.answer reads it: [3], [1, 2], [2-4].
@@ -235,7 +236,7 @@ def identifier_shown(name: str, snippets: Sequence[Any]) -> bool:
     parts = [p for p in name.split(".") if p]
     for s in snippets:
         sym = getattr(s, "symbol", None) or ""
-        if sym and (sym == name or sym.endswith("." + name) or name.endswith("." + sym)):
+        if symbol_matches(sym, name) or (sym and symbol_matches(name, sym)):
             return True
         text = getattr(s, "text", "") or ""
         if _has_word(text, name):

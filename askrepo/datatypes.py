@@ -24,6 +24,13 @@ def is_definition(kind: str | None) -> bool:
     return bool(kind) and kind not in NON_DEFINITION_KINDS
 
 
+def symbol_matches(actual: str | None, expected: str) -> bool:
+    """``expected`` equals ``actual`` or is its dotted suffix ("search" ~ "Retriever.search")."""
+    if not actual:
+        return False
+    return actual == expected or actual.endswith("." + expected)
+
+
 class _JSON:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)  # type: ignore[call-overload]

@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from askrepo.datatypes import DOC, TEST
+from askrepo.datatypes import DOC, TEST, symbol_matches
 from askrepo.errors import AskrepoError, IndexIncompatibleError, NoIndexError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -217,13 +217,6 @@ class Located(Protocol):
     end_line: int
     symbol: str | None
     file_class: str
-
-
-def symbol_matches(actual: str | None, expected: str) -> bool:
-    """``expected`` equals ``actual`` or is its dotted suffix ("search" ~ "Retriever.search")."""
-    if not actual:
-        return False
-    return actual == expected or actual.endswith("." + expected)
 
 
 def is_hit(hit: Located, exp: Expected) -> bool:

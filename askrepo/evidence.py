@@ -23,7 +23,7 @@ from typing import Any
 from py_rust_stemmers import SnowballStemmer
 
 from askrepo.callers import bare_call, shows_owner, visibly_calls
-from askrepo.datatypes import CODE, DOC, TEST
+from askrepo.datatypes import CODE, DOC, TEST, symbol_matches
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, Query, parse_query
@@ -767,7 +767,7 @@ def evidence_card(
         if len(chosen) >= MAX_DEFINITIONS:
             break
         sym = cands[i].symbol or ""
-        if subject and not any(sym == n or sym.endswith("." + n) for n in subject):
+        if subject and not any(symbol_matches(sym, n) for n in subject):
             continue
         if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .datatypes import Chunk
+from .datatypes import Chunk, symbol_matches
 
 Row = tuple[str, Chunk, float]
 
@@ -169,7 +169,7 @@ class Mirror:
         for name in names:
             for i in self.by_last.get(name.rsplit(".", 1)[-1], []):
                 sym = self.chunks[i].symbol or ""
-                if sym == name or sym.endswith("." + name):
+                if symbol_matches(sym, name):
                     idx.append(i)
         return self._rows(idx, classes, limit)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config, ranking
-from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
+from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition, symbol_matches
 from .errors import UsageError
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
@@ -631,7 +631,7 @@ class Retriever:
         syms = [c.symbol or "" for _, c in found]
         project = ranking.project_words(self.project)
         for name in names:
-            if "." not in name or any(s == name or s.endswith("." + name) for s in syms):
+            if "." not in name or any(symbol_matches(s, name) for s in syms):
                 continue
             if typed is not None and name not in typed:
                 continue
