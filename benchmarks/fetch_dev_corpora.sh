@@ -142,4 +142,9 @@ if want capacitor-android; then
     src=$(npm_pack @capacitor/android@6.2.0)
     copy capacitor-android "$src/capacitor" src/main/java
 fi
+if want expo-android; then
+    fresh expo-android
+    src=$(npm_pack expo-modules-core@3.0.26)
+    copy expo-android "$src/android" src/main/java
+fi
 echo "corpora in $ROOT" >&2

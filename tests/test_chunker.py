@@ -901,3 +901,28 @@ def test_kotlin_top_level_extension_functions_are_qualified_by_their_receiver():
     assert (1, 1, "method", "Column.eq") in got
     assert (3, 5, "method", "FunSpec.Builder.addCheck") in got
     assert (8, 9, "method", "Generator.rule") in got  # a member extension stays the class's
+
+
+def test_kotlin_type_aliases_and_an_annotation_after_an_expression_body():
+    text = src("""
+        inline fun <T> trace(tag: String, block: () -> T) =
+          androidx.tracing.trace(tag, block)
+
+        /**
+         * Marks the start of a traced section.
+         */
+        @Suppress("NOTHING_TO_INLINE")
+        inline fun beginTraceBlock(tag: String) {
+          Trace.beginSection(tag)
+        }
+
+        internal typealias AddViewAction = (parent: ViewGroup, child: View) -> Unit
+    """)
+    chunks = chunk_text("ExpoTrace.kt", text, "kotlin")
+    got = table(chunks)
+    # The grammar reads the @Suppress line as an annotated expression after `= …`; it is
+    # still part of the function below it, with the KDoc above it.
+    assert (4, 10, "function", "beginTraceBlock") in got
+    assert (12, 12, "class", "AddViewAction") in got
+    assert all(c.kind != "window" for c in chunks)
+    check_invariants(text, chunks, code=True)

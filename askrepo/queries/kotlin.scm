@@ -16,8 +16,14 @@
     (simple_identifier) @name
     (function_body)) @definition.method)
 
+; typealias Handler = (View) -> Unit: a type name given a value, like Go's type alias
+(type_alias (type_identifier) @name) @definition.class
+
 (line_comment) @doc
 (multiline_comment) @doc
+; After an expression-bodied function (fun f() = …) the grammar reads a top-level
+; @Suppress("X") line as an annotated expression, apart from the function below it
+(source_file (prefix_expression . (annotation)) @doc)
 
 (call_expression (simple_identifier) @call)
 (call_expression (navigation_expression (navigation_suffix (simple_identifier) @call)))
