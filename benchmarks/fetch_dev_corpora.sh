@@ -147,4 +147,19 @@ if want expo-android; then
     src=$(npm_pack expo-modules-core@3.0.26)
     copy expo-android "$src/android" src/main/java
 fi
+if want tower; then
+    fresh tower
+    src=$(deb librust-tower-dev=0.4.13-2)
+    copy tower "$src/usr/share/cargo/registry/tower-0.4.13" src
+    copy tower "$src/usr/share/cargo/registry/tower-0.4.13" Cargo.toml
+fi
+if want c-ares; then
+    fresh c-ares
+    src=$(pypi_sdist pycares==5.2.1)
+    copy c-ares "$src/deps/c-ares" src/lib  # the c-ares C library bundled in pycares's sdist
+    copy c-ares "$src/deps/c-ares" include
+    rm -f "$ROOT"/c-ares/include/*.in "$ROOT"/c-ares/include/*.cmake "$ROOT"/c-ares/include/*.am \
+        "$ROOT"/c-ares/include/*.dist "$ROOT/c-ares/include/CMakeLists.txt" "$ROOT/c-ares/src/lib/CMakeLists.txt" \
+        "$ROOT"/c-ares/src/lib/*.am "$ROOT"/c-ares/src/lib/*.in "$ROOT"/c-ares/src/lib/*.inc
+fi
 echo "corpora in $ROOT" >&2

@@ -90,7 +90,9 @@ def test_query_file_format(path):
                 rel = t["path"]
             assert rel and not rel.startswith("/") and ".." not in rel.split("/"), t
         if q["category"] == "symbol":
-            assert " " not in q["query"], "a symbol query is a bare name"
+            # a bare name, or a C-style kind word and a name ("struct ares_query")
+            *kind, name = q["query"].split(" ")
+            assert " " not in name and kind in ([], ["struct"], ["union"], ["enum"]), q["query"]
         if q["category"] == "architecture":
             assert len(q["relevant"]) + len(q.get("secondary", [])) >= 2, q["query"]
 
