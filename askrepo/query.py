@@ -36,9 +36,20 @@ _KIND_WORDS = frozenset(
     """
     class classes function functions func fn def method methods struct structs interface
     interfaces trait traits enum enums type types record protocol object module defmodule
-    typedef macro constant const var variable symbol definition impl
+    typedef macro constant const var variable symbol definition impl union
     """.split()
 )
+# The kind words that say which kind of definition a bare name asks for ("struct ares_query":
+# the struct, not the function ares_query): TYPE_HINT for a type, FUNCTION_HINT for code.
+TYPE_HINT, FUNCTION_HINT = "type", "function"
+_HINTS = {
+    **dict.fromkeys(
+        "class classes struct structs interface interfaces trait traits enum enums type types "
+        "record protocol typedef union".split(),
+        TYPE_HINT,
+    ),
+    **dict.fromkeys("function functions func fn def method methods".split(), FUNCTION_HINT),
+}
 _BARE = re.compile(
     r"`?\\?([A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#|\\)[A-Za-z_$][A-Za-z0-9_$]*)*)(\(\))?`?"
 )
@@ -184,6 +195,8 @@ class Query:
     # full-text list beside the whole report's (the ``prose`` stage); "" otherwise
     prose: str = ""
     prose_fts: str = ""
+    # a symbol query's kind word: "struct ares_query" -> TYPE_HINT, "fn main" -> FUNCTION_HINT
+    kind_hint: str | None = None
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -354,6 +367,17 @@ def bare_symbol(query: str) -> str | None:
     return name
 
 
+def kind_hint(query: str) -> str | None:
+    """TYPE_HINT or FUNCTION_HINT when a bare-name question says which kind of definition it
+    wants, else None (no kind word, or words of both kinds).
+
+    >>> kind_hint("struct ares_query"), kind_hint("fn main"), kind_hint("Field")
+    ('type', 'function', None)
+    """
+    hints = {_HINTS.get(t.lower().strip("`")) for t in query.split()} - {None}
+    return hints.pop() if len(hints) == 1 else None
+
+
 def is_trace(query: str) -> bool:
     """A pasted stack trace, log or issue body rather than a question."""
     if len(query) > TRACE_CHARS or query.count("\n") >= TRACE_LINES:
@@ -486,6 +510,7 @@ def parse_query(text: str) -> Query:
         title=title,
         prose=prose,
         prose_fts=prose_fts,
+        kind_hint=kind_hint(text) if kind == SYMBOL else None,
     )
 
 

@@ -70,7 +70,7 @@ from typing import Any
 
 from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST
 from .identifiers import stem
-from .query import NATURAL, SYMBOL, TRACE, Query
+from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
 STAGES = (
     "adaptive",
@@ -716,7 +716,9 @@ def style_variants(name: str) -> list[str]:
 def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) -> tuple:
     """Sort key (smaller first) among definitions of ``name`` found for a symbol query:
 
-    0. the exact spelling before the other first-letter case (``symbol_names``);
+    0. the exact spelling before the other first-letter case (``symbol_names``); then the kind
+       the question names, if it names one (``Query.kind_hint``: "struct ares_query" is the
+       struct, not the function ``ares_query`` in ares_query.c);
     1. the file's stem matches the name (``Field`` -> fields.py, ``HttpClient`` -> http_client.go);
     2. not demoted by a path prior (a ``v1/`` copy after the current one);
     3. type-level definitions (class, struct, trait, interface: kind ``class``) before functions
@@ -731,11 +733,16 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
     )
     prior = path_prior(chunk.path, chunk.text, q) < 1.0
     exact = (chunk.symbol or "").rsplit(".", 1)[-1] == last
+    kind = _KIND_RANK.get(chunk.kind, 3)
+    wrong_kind = (q.kind_hint == TYPE_HINT and kind != 0) or (
+        q.kind_hint == FUNCTION_HINT and kind not in (1, 2)
+    )
     return (
         not exact,
+        wrong_kind,
         not stem_match,
         prior,
-        _KIND_RANK.get(chunk.kind, 3),
+        kind,
         not first,
         -base,
     )
@@ -861,6 +868,24 @@ def defining_lines(text: str, name: str) -> list[tuple[int, int]]:
         indent = len(text[start:]) - len(text[start:].lstrip(" \t"))
         out.append((line, indent))
     return out
+
+
+def typedef_tag(line: str, name: str) -> str | None:
+    """The tag a C typedef line names ``name`` after (``typedef struct uv_loop_s uv_loop_t;``
+    -> ``uv_loop_s``): the struct, union or enum whose definition says what ``name`` is. None
+    for any other line, a pointer typedef, or a tag spelled like the name itself.
+
+    >>> typedef_tag("typedef struct ares_conn ares_conn_t;", "ares_conn_t")
+    'ares_conn'
+    >>> [typedef_tag(t, "h_t") for t in ("typedef struct h *h_t;", "typedef int h_t;")]
+    [None, None]
+    """
+    m = re.match(
+        rf"[ \t]*typedef[ \t]+(?:const[ \t]+)?(?:struct|union|enum)[ \t]+([A-Za-z_]\w*)[ \t]+"
+        rf"{re.escape(name)}[ \t]*;",
+        line,
+    )
+    return m.group(1) if m and m.group(1) != name else None
 
 
 def value_definition(

@@ -464,8 +464,8 @@ class Retriever:
         if hybrid and q.kind == NATURAL and "delegate" not in off:
             hits = ranking.delegate(hits, named=ranking.callers_subject(q))
         pins = [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
-        if value_pin and not pins:
-            pins = [value_pin]
+        if value_pin:  # after the struct a C typedef names, if any (_typedef_target)
+            pins.append(value_pin)
         if pins and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(hits, pins)
         elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
@@ -571,7 +571,8 @@ class Retriever:
     ) -> tuple[list[tuple[str, Chunk]], tuple[str, int] | None]:
         """The definitions the query names (``_symbol_matches``) and, for a symbol query that
         names no definition, the (path, line) that gives the name its value (a constant, a type
-        alias, a macro: ``ranking.value_definition`` over the candidates ``order``), else the
+        alias, a macro: ``ranking.value_definition`` over the candidates ``order``; with the
+        struct a C typedef line names, ``_typedef_target``), else the
         definitions of the name in another naming style (``ranking.style_variants``)."""
         found = self._symbol_matches(names, classes, chunks, notes, {*q.symbols, *q.identifiers})
         if smart and q.named:  # "where is Sha256 defined?": a value line if no definition
@@ -593,13 +594,43 @@ class Retriever:
         value = ranking.value_definition([chunks[c] for c in order], q.symbol)
         if value:
             notes.append(f"`{q.symbol}` is given its value at {value[0]}:{value[1]}")
-            return [], value
+            return self._typedef_target(q.symbol, value, order, classes, chunks, notes), value
         head, _, last = q.symbol.rpartition(".")
         styles = [f"{head}.{v}" if head else v for v in ranking.style_variants(last)]
         found = self._symbol_matches(styles, classes, chunks, notes)
         if found:
             notes.append(f"`{q.symbol}` found as `{found[0][1].symbol}` (another naming style)")
         return found, None
+
+    def _typedef_target(
+        self,
+        name: str,
+        value: tuple[str, int],
+        order: list[str],
+        classes: set[str] | None,
+        chunks: dict[str, Chunk],
+        notes: list[str],
+    ) -> list[tuple[str, Chunk]]:
+        """When the line giving ``name`` its value is a C typedef of a tagged type
+        (``typedef struct uv_loop_s uv_loop_t;``, ``ranking.typedef_tag``), the definitions of
+        that struct, union or enum: they say what the name is, and rank before the typedef."""
+        path, line = value
+        text = next(
+            (
+                chunks[c].text.split("\n")[line - chunks[c].start_line]
+                for c in order
+                if chunks[c].path == path and chunks[c].start_line <= line <= chunks[c].end_line
+            ),
+            "",
+        )
+        tag = ranking.typedef_tag(text, name.rsplit(".", 1)[-1])
+        if not tag:
+            return []
+        matches = self._symbol_matches([tag], classes, chunks, notes)
+        found = [(c, ch) for c, ch in matches if ch.kind == "class"]
+        if found:
+            notes.append(f"`{name}` is a typedef of `{tag}`")
+        return found
 
     def _symbol_matches(
         self,

@@ -260,6 +260,22 @@ def test_definition_key_prefers_the_trait_over_impl_methods():
     assert ranking.order_definitions(found, q, {"impl": 0.1}) == ["trait", "impl"]
 
 
+def test_definition_key_follows_the_kind_word_of_a_symbol_query():
+    found = [
+        ("fn", chunk("src/lib/ares_query.c", "ares_query", kind="function")),
+        ("struct", chunk("src/lib/ares_private.h", "ares_query", kind="class")),
+    ]
+    # no kind word: the function in the file named after it comes first
+    assert ranking.order_definitions(found, parse_query("ares_query"), {}) == ["fn", "struct"]
+    assert parse_query("struct ares_query").kind_hint == "type"
+    assert ranking.order_definitions(found, parse_query("struct ares_query"), {}) == [
+        "struct",
+        "fn",
+    ]
+    assert ranking.order_definitions(found, parse_query("fn ares_query"), {}) == ["fn", "struct"]
+    assert parse_query("where is the struct ares_query used?").kind_hint is None  # not a symbol
+
+
 def test_symbol_prior_demotes_tests_inside_code_files():
     q = parse_query("read a chunked request body")
     assert ranking.symbol_prior("tests.test_decoder_request", q) == ranking.PRIOR_INLINE_TEST

@@ -598,3 +598,71 @@ def test_search_files_lists_k_files_when_one_large_file_fills_the_pool(tmp_path)
     paths = [f.path for f in res.files]
     assert len(paths) == 5 and paths[0] == "discounts.py" and len(set(paths)) == 5
     assert all(a.score >= b.score for a, b in zip(res.files, res.files[1:], strict=False))
+
+
+CONN_H = """\
+#ifndef CONN_H
+#define CONN_H
+
+struct conn;
+typedef struct conn conn_t;
+
+struct query;
+typedef struct query query_t;
+
+conn_t *conn_open(const char *host);
+
+#endif
+"""
+
+PRIVATE_H = """\
+#include "conn.h"
+
+/* One open connection to a name server. */
+struct conn {
+  int fd;
+  unsigned int total_queries;
+  const char *host;
+};
+
+/* One query in flight. */
+struct query {
+  unsigned short qid;
+  conn_t *conn;
+};
+"""
+
+QUERY_C = """\
+#include "private.h"
+
+int query(conn_t *conn, const char *name) {
+  struct query q;
+  q.conn = conn;
+  return send_query(&q, name);
+}
+"""
+
+
+def test_c_typedef_and_kind_word_symbol_queries(tmp_path, monkeypatch):
+    """Real index of a small C library: ``conn_t`` (a typedef of ``struct conn``, defined in
+    another header) finds the struct first and the typedef line next; ``struct query``
+    finds the struct, not the function ``query`` in query.c."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "conn.h").write_text(CONN_H)
+    (repo / "src" / "private.h").write_text(PRIVATE_H)
+    (repo / "src" / "query.c").write_text(QUERY_C)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(repo)
+    r = Retriever.open(repo)
+    res = r.search("conn_t", SearchOptions(k=5))
+    assert (res.hits[0].path, res.hits[0].symbol) == ("src/private.h", "conn")
+    assert res.hits[1].path == "src/conn.h" and res.hits[1].start_line <= 5 <= res.hits[1].end_line
+    assert "`conn_t` is a typedef of `conn`" in res.filters
+    bare = r.search("query", SearchOptions(k=5)).hits
+    assert (bare[0].path, bare[0].kind) == ("src/query.c", "function")
+    hits = r.search("struct query", SearchOptions(k=5)).hits
+    assert (hits[0].path, hits[0].symbol, hits[0].kind) == ("src/private.h", "query", "class")
