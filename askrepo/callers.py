@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .datatypes import CODE, TEST, is_definition
+from .declarations import arity
 from .errors import UsageError
 
 MAX_CALLERS = 200  # callers read from the index for one name
@@ -65,7 +66,9 @@ class CallersResult:
     name: str
     definitions: list[Definition]  # what the name means in the index (may be empty)
     callers: list[Caller]  # certain first; code before tests; then by path and line
-    others: int = 0  # other definitions sharing the last name (their calls look alike)
+    # other definitions sharing the last name, and methods a trait or interface declares
+    # under it without a body (``askrepo.declarations``): their calls look alike
+    others: int = 0
     truncated: bool = False
     note: str = ""
 
@@ -231,6 +234,13 @@ def find_callers(
         for _, c, _ in store.by_symbol([last], limit=200)
         if is_definition(c.kind) and (c.path, c.start_line) not in keys
     ]
+    # a trait's bodiless `fn retry(&self, req, result);` whose parameters differ from every
+    # target's: `policy.retry(…)` may be a call of it (an implementation outside the index)
+    own = {arity(d.text, last) for d in targets}
+    declared_fn = getattr(store, "declarations", None)
+    declared = [
+        a for a in (declared_fn([last]).get(last, []) if declared_fn else []) if a not in own
+    ]
     classes = (CODE, TEST) if include_tests else (CODE,)
     rows = [c for _, c, _ in store.callers(last, classes=classes, limit=limit + 1)]
     truncated = len(rows) > limit
@@ -244,7 +254,7 @@ def find_callers(
         found = [c for _, c, _ in store.by_symbol([owner], limit=50) if is_definition(c.kind)]
         return len(found) <= 1
 
-    owner_unique = [unique_owner(d) for d in targets] if namesakes else []  # once per target
+    owner_unique = [unique_owner(d) for d in targets] if namesakes or declared else []  # per target
 
     # a bare ``name(`` call is the function's when every namesake is a method (``Set`` and
     # ``FlagSet.Set``): a method is called through its object
@@ -258,7 +268,7 @@ def find_callers(
         sites = call_lines(c.text, c.start_line, last, c.symbol, limit=len(c.text))
         shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
         certain = bool(targets) and (
-            not namesakes
+            not (namesakes or declared)
             or any(
                 _through_owner(c, shown, d, u) for d, u in zip(targets, owner_unique, strict=True)
             )
@@ -289,9 +299,12 @@ def find_callers(
         )
     elif not callers:
         note = f"No indexed code calls {name!r} (an entry point, a callback, or called by name)"
-    elif namesakes:
-        note = (
-            f"{len(namesakes)} other definition(s) are named {last!r}: callers marked "
-            "certain=false may call one of them"
-        )
-    return CallersResult(wanted, defs, callers, len(namesakes), truncated, note)
+    elif namesakes or declared:
+        what = f"{len(namesakes)} other definition(s)" if namesakes else ""
+        if declared:
+            what += (" and " if what else "") + (
+                f"{len(declared)} method declaration(s) of a trait or interface"
+            )
+        note = f"{what} are named {last!r}: callers marked certain=false may call one of them"
+    others = len(namesakes) + len(declared)
+    return CallersResult(wanted, defs, callers, others, truncated, note)

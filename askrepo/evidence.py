@@ -24,6 +24,7 @@ from py_rust_stemmers import SnowballStemmer
 
 from askrepo.callers import bare_call, shows_owner, visibly_calls
 from askrepo.datatypes import CODE, DOC, TEST, symbol_matches
+from askrepo.declarations import arity
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, Query, parse_query
@@ -403,8 +404,10 @@ def key_lines(
 class Graph:
     """Call-graph facts from the index that the card may state.
 
-    ``definitions``: name (last part of a symbol) → how many definitions have it (a call edge
-    by name is stated only when the name is defined once, so it cannot be another ``commit``).
+    ``definitions``: name (last part of a symbol) → how many definitions have it, a method a
+    trait or interface declares without a body included (``askrepo.declarations``): a call
+    edge by name is stated only when the name is defined once, so it cannot be another
+    ``commit``.
     ``classes``: class name → its class chunk (to cite "B is a method of C").
     ``callers``: symbol → chunks that call it.
     ``signatures``: ``(path, start_line)`` → signature stored in the index.
@@ -1147,15 +1150,31 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
         rows = by_symbol(sorted(names | {_last(o) for o in owners}), None, 400)
     except Exception:  # the card is best effort: a store error must not block an answer
         return graph
+    only: dict[str, Any] = {}  # a name of the top hits defined once -> that definition
     for _, chunk, _ in rows:
         if chunk.kind not in DEFINITION_KINDS:
             continue
         last = _last(chunk.symbol)
         graph.definitions[last] = graph.definitions.get(last, 0) + 1
+        if last in names:
+            only[last] = chunk
         if chunk.signature:
             graph.signatures[(chunk.path, chunk.start_line)] = chunk.signature
         if chunk.kind == "class" and chunk.symbol in owners:
             graph.classes.setdefault(chunk.symbol, chunk)
+    only = {n: c for n, c in only.items() if graph.definitions[n] == 1}
+    declarations = getattr(store, "declarations", None)
+    if declarations is not None and only:
+        try:
+            for name, found in declarations(sorted(only)).items():
+                # a trait's bodiless `fn retry(&self, req, result);` is another namesake of
+                # the index's one `retry(self, policy)`, unless their parameters agree (then
+                # the definition is likely its implementation: Go's `context.QueryParams()`
+                # for the interface `Context`)
+                own = arity(only[name].text, name)
+                graph.definitions[name] += sum(1 for a in found if a != own)
+        except Exception:  # best effort, like the lookups above
+            pass
     if callers is not None:
         for h in top:
             try:

@@ -50,8 +50,11 @@ class Mirror:
         self.by_last: dict[str, list[int]] = {}
         self.by_callee: dict[str, list[int]] = {}
         self.by_path: dict[str, list[int]] = {}
+        self.types: list[Chunk] = []  # class chunks, for ``store.declarations``
         for i, c in enumerate(chunks):
             self.by_path.setdefault(c.path, []).append(i)
+            if c.kind == "class":
+                self.types.append(c)
             if c.symbol:
                 self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
             for callee in dict.fromkeys(c.calls):

@@ -650,6 +650,26 @@ class IndexStore:
         cond = _and(f"array_has(calls, {_sql_str(name)})", _classes_filter(classes))
         return self.where(cond or "", limit)
 
+    def declarations(self, names: Iterable[str]) -> dict[str, list[int]]:
+        """Per name, the parameter counts of the methods of that name that class chunks (a
+        trait, an interface, a protocol, an abstract class) declare without a body
+        (``askrepo.declarations``), one per declaration; one scan for all the names."""
+        from .declarations import declared_arities
+
+        names = list(dict.fromkeys(n for n in names if n))
+        if not names or self._meta.chunk_count == 0:
+            return {}
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            types = [c for c in mirror.types if any(n in c.text for n in names)]
+        else:
+            likes = []
+            for n in names:
+                like = n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                likes.append(f"text LIKE {_sql_str('%' + like + '%')} ESCAPE '\\'")
+            types = [c for _, c, _ in self.where(f"kind = 'class' AND ({' OR '.join(likes)})", 500)]
+        return {n: [a for c in types for a in declared_arities(c.text, n)] for n in names}
+
     def find_symbol(self, name: str) -> list[Chunk]:
         """Exact qualified-symbol matches, else ``.name`` suffix matches, else — for a
         qualified name no symbol spells out (``rich.console.Console``, ``hyper::server::Builder``)

@@ -145,3 +145,90 @@ def test_cli_callers_text_json_and_errors(repo):
     empty = run_cli("callers", " ", "--repo", str(root), home=home)
     assert empty.returncode != 0 and "Traceback" not in empty.stderr
     assert "name is empty" in empty.stdout + empty.stderr
+
+
+RUST = {
+    "src/policy.rs": (
+        "/// Decides whether a failed request is sent again.\n"
+        "///\n"
+        "/// ```\n"
+        "/// impl Policy for Attempts {\n"
+        "///     fn retry(&self, req: &Req, res: &Res) -> bool { true }\n"
+        "/// }\n"
+        "/// ```\n"
+        "pub trait Policy {\n"
+        "    fn retry(&self, req: &Req, res: &Res) -> bool;\n"
+        "}\n"
+    ),
+    "src/builder.rs": (
+        "pub struct Builder { layers: Vec<Layer> }\n"
+        "\n"
+        "impl Builder {\n"
+        "    /// Adds the retry layer.\n"
+        "    pub fn retry(self, policy: Attempts) -> Builder {\n"
+        "        let mut b = self;\n"
+        "        b.layers.push(Layer::new(policy));\n"
+        "        b\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/future.rs": (
+        "pub struct ResponseFuture { policy: Attempts }\n"
+        "\n"
+        "impl ResponseFuture {\n"
+        "    pub fn poll(&mut self, req: &Req, res: &Res) -> bool {\n"
+        "        self.policy.retry(req, res)\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/go/store.go": (
+        "package store\n"
+        "\n"
+        "type Store interface {\n"
+        "\tClose() error\n"
+        "}\n"
+        "\n"
+        "type fileStore struct{ path string }\n"
+        "\n"
+        "func (s *fileStore) Close() error {\n"
+        "\treturn nil\n"
+        "}\n"
+        "\n"
+        "func shutdown(s Store) error {\n"
+        "\treturn s.Close()\n"
+        "}\n"
+    ),
+}
+
+
+def test_a_trait_s_bodiless_method_is_a_namesake_of_the_only_definition(tmp_path, monkeypatch):
+    """Real index: ``self.policy.retry(req, res)`` may call the trait ``Policy``'s declared
+    ``retry(&self, req, res)`` (implemented outside the index), not the index's one definition
+    ``Builder.retry(self, policy)``: a possible caller, and the evidence card does not state
+    it. A Go interface method with the same parameters as the one definition
+    (``fileStore.Close``) is its implementation: its caller stays certain."""
+    from askrepo import evidence
+
+    root = tmp_path / "repo"
+    for rel, text in RUST.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(root)
+    store = open_index(root)
+    assert store.declarations(["retry", "Close", "poll"]) == {
+        "retry": [2],
+        "Close": [0],
+        "poll": [],
+    }
+    res = find_callers(store, "retry")
+    assert [d.symbol for d in res.definitions] == ["Builder.retry"]
+    assert _callers(res) == [("ResponseFuture.poll", False, [5])]
+    assert res.others == 1 and "1 method declaration(s) of a trait or interface" in res.note
+    closes = find_callers(store, "Close")
+    assert [(c.symbol, c.certain) for c in closes.callers] == [("shutdown", True)]
+    graph = evidence.gather_graph(store, store.find_symbol("Builder.retry"))
+    assert graph.definitions["retry"] == 2
+    graph = evidence.gather_graph(store, store.find_symbol("fileStore.Close"))
+    assert graph.definitions["Close"] == 1

@@ -1,0 +1,155 @@
+"""Methods a type declares without a body: a Rust trait's ``fn retry(&self, …) -> …;``, a Java
+or TypeScript interface's ``boolean retry(Request r);``, a Go interface's ``Retry(r) bool``, a
+Swift protocol's ``func retry()``, an ``abstract`` or C++ pure ``virtual`` method.
+
+The chunker makes a definition of every method *with* a body; a declaration stays inside its
+type's chunk. So when the index holds one definition named ``retry`` (``ServiceBuilder.retry``),
+a call ``policy.retry(…)`` may still mean a trait's ``retry``, implemented outside the index or
+by types whose impls are elsewhere. The evidence card states a call edge by name only for a
+name that cannot mean anything else (``evidence.gather_graph`` counts these declarations as
+namesakes).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# a type whose methods are declared without bodies, on the header line of a class chunk
+_INTERFACE = re.compile(r"^[^\n{]*?\b(?:trait|interface|protocol)\b[^\n]*$", re.M)
+# a method that says it has no body on its own line
+_ABSTRACT = re.compile(r"\b(?:abstract|virtual)\b")
+_COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--)")
+
+
+@lru_cache(maxsize=512)
+def _declaration(name: str) -> re.Pattern[str]:
+    n = re.escape(name)
+    # at a declaration's place on its line: only modifiers, keywords, a return type before it
+    # (no "=", ".", "(" or "return": those are calls), then the name and its parameter list
+    return re.compile(
+        rf"^[ \t]*(?:[\w@<>\[\],?*&:]+[ \t]+)*?(?:fn|func|fun|def|function)?[ \t]*{n}[ \t]*"
+        rf"(?:<[^>\n]*>)?[ \t]*\(",
+        re.M,
+    )
+
+
+def _bodiless(text: str, start: int) -> bool:
+    """Whether the signature whose parameter list opens at ``text[start]`` ends without a body:
+    at a ``;`` (Rust, Java, TypeScript, C++ ``= 0;``), or at the end of its line when the next
+    line does not open a body (Go, Swift, Kotlin), rather than at a ``{``."""
+    depth = 0
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            if ch == "{":
+                return False
+            if ch == ";":
+                return True
+            if ch == "\n":
+                rest = text[i + 1 :].lstrip(" \t")
+                if rest.startswith("{"):  # a brace on the next line (Allman style)
+                    return False
+                if not re.match(r"(?:where\b|->|:|throws\b|[A-Za-z_][\w<>, ]*[,:]\s*$)", rest):
+                    return True  # the next line is another member, a "}" or blank
+        i += 1
+    return True
+
+
+def _code(text: str) -> str:
+    """``text`` with its comment lines blanked (same offsets): a doc example's braces and
+    signatures do not count."""
+    return "".join(
+        " " * (len(line) - 1) + "\n" if _COMMENT.match(line) else line
+        for line in (text + "\n").splitlines(keepends=True)
+    )
+
+
+_RECEIVER = re.compile(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|mut\s+)?(?:self|this)\b")
+
+
+def _arity(code: str, start: int) -> int:
+    """How many parameters the list opening at ``code[start]`` has, a ``self`` / ``this``
+    receiver not counted."""
+    depth, i, parts, cur = 0, start + 1, [], []
+    while i < len(code):
+        ch = code[i]
+        if ch in "([<{":
+            depth += 1
+        elif ch in ")]>}":
+            if depth == 0 and ch == ")":
+                break
+            depth = max(0, depth - 1)
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    parts.append("".join(cur))
+    params = [p.strip() for p in parts if p.strip()]
+    return sum(1 for p in params if not _RECEIVER.match(p))
+
+
+def declared_arities(text: str, name: str) -> list[int]:
+    """The parameter counts of the methods ``name`` the class chunk ``text`` declares without
+    a body (see the module docstring): inside a trait / interface / protocol, or marked
+    ``abstract`` / ``virtual`` on its line; comment lines do not count.
+
+    >>> declared_arities("pub trait Policy<Req> {\\n    fn retry(&self, req: &Req, r: R) -> O;\\n}",
+    ...                  "retry")
+    [2]
+    >>> declared_arities("impl Policy for A {\\n    fn retry(&self) -> Option<F> {\\n", "retry")
+    []
+    >>> declared_arities("type Store interface {\\n\\tRetry(r *Req) bool\\n\\tClose() error\\n}",
+    ...                  "Retry")
+    [1]
+    >>> declared_arities("interface Policy {\\n  /// fn retry(&self) {\\n  boolean other();\\n}",
+    ...                  "retry")
+    []
+    >>> doc = "/// impl Policy for A {\\n///   fn x() {}\\n"
+    >>> declared_arities(doc + "pub trait Policy {\\n  fn retry(&self);\\n}", "retry")
+    [0]
+    >>> declared_arities("abstract class Base {\\n  protected abstract void retry(Req r);\\n",
+    ...                  "retry")
+    [1]
+    >>> declared_arities("class Runner {\\n  void run() {\\n    retry(x);\\n  }\\n}", "retry")
+    []
+    >>> declared_arities("interface Job {\\n  default void run() {\\n    retry(x);\\n  }\\n}",
+    ...                  "retry")
+    []
+    """
+    if name not in text:
+        return []
+    code = _code(text)
+    interface = _INTERFACE.search(code.split("{", 1)[0] + "{") is not None
+    out = []
+    for m in _declaration(name).finditer(code):
+        line_start = code.rfind("\n", 0, m.start()) + 1
+        line_end = code.find("\n", m.start())
+        if not (interface or _ABSTRACT.search(code[line_start:line_end])):
+            continue
+        before = code[:line_start]
+        if before.count("{") - before.count("}") != 1:
+            continue  # not a member of the type (a statement in a default method's body)
+        if _bodiless(code, m.end() - 1):
+            out.append(_arity(code, m.end() - 1))
+    return out
+
+
+def arity(text: str, name: str) -> int | None:
+    """The parameter count of the definition of ``name`` in its chunk ``text`` (its first
+    signature there), None if the name is not followed by a parameter list.
+
+    >>> arity("    pub fn retry<P>(self, policy: P) -> ServiceBuilder<L> {", "retry")
+    1
+    >>> arity("func (c *context) QueryParams() url.Values {", "QueryParams")
+    0
+    """
+    m = re.search(rf"\b{re.escape(name)}[ \t]*(?:<[^>\n]*>)?[ \t]*\(", _code(text))
+    return _arity(_code(text), m.end() - 1) if m else None
