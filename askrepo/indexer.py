@@ -144,8 +144,16 @@ def _chunk_file(root: Path, f: SourceFile) -> tuple[list[Chunk], int, SourceFile
 def plan(
     previous: dict[str, SourceFile], current: dict[str, SourceFile]
 ) -> tuple[list[SourceFile], list[str]]:
-    """(files to (re-)chunk: added or changed by hash, paths removed since the last run)."""
-    todo = [f for p, f in current.items() if p not in previous or previous[p].sha != f.sha]
+    """(files to (re-)chunk: added, changed by hash, or now classified differently — a
+    newer askrepo that reads ``tests.rs`` as a test file, or a language newly detected —
+    and paths removed since the last run)."""
+    todo = [
+        f
+        for p, f in current.items()
+        if p not in previous
+        or (previous[p].sha, previous[p].file_class, previous[p].language)
+        != (f.sha, f.file_class, f.language)
+    ]
     removed = [p for p in previous if p not in current]
     return todo, removed
 

@@ -376,6 +376,7 @@ _TEST_NAME = re.compile(
     | .*\.(test|spec)\.(ts|tsx|js|jsx|mjs|cjs|mts|cts)
     | .*Tests?\.(java|kt|cs|php|scala|swift)
     | .*_(spec|test)\.rb | .*_test\.(exs|dart|rs|cc|cpp|c)
+    | tests?\.(rs|zig) | tests\.py
     )""",
     re.VERBOSE,
 )
@@ -574,7 +575,8 @@ def classify(path: str, language: str | None) -> str:
 
     1. test: a directory named tests/test/__tests__/spec/testing, or a test file name
        (``test_*.py``, ``*_test.go``, ``*.test.ts``, ``*.spec.js``, ``FooTest.java``,
-       ``FooTests.cs``, ``*_spec.rb``, ``conftest.py`` ...).
+       ``FooTests.cs``, ``*_spec.rb``, ``conftest.py``, a Rust or Zig ``test.rs`` /
+       ``tests.rs`` module, Django's ``tests.py`` ...).
     2. doc: markdown/rst/org/latex, ``.txt``/``.adoc``, README/CHANGELOG/LICENSE-like names,
        and anything under a ``docs/`` or ``doc/`` directory that is not code (code examples
        there stay code).

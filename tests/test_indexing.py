@@ -85,6 +85,10 @@ def test_plan_is_by_hash():
     c = SourceFile("c.py", "python", "code", 1, "w")
     todo, removed = plan({"a.py": a, "b.py": b, "c.py": c}, {"a.py": a, "b.py": b2})
     assert [f.path for f in todo] == ["b.py"] and removed == ["c.py"]
+    # same bytes, classified differently by a newer askrepo (src/tests.rs is now a test file)
+    t = SourceFile("src/tests.rs", "rust", "code", 1, "v")
+    t2 = SourceFile("src/tests.rs", "rust", "test", 1, "v")
+    assert [f.path for f in plan({"src/tests.rs": t}, {"src/tests.rs": t2})[0]] == ["src/tests.rs"]
 
 
 # -- item 6: embedding style is part of the index identity ----------------------------------------

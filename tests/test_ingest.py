@@ -665,6 +665,12 @@ def test_extension_wins_over_shebang():
         ("src/FooTest.java", "test"),
         ("src/FooTests.cs", "test"),
         ("lib/user_spec.rb", "test"),
+        ("src/balance/p2c/test.rs", "test"),  # a Rust `#[cfg(test)] mod test;` file
+        ("src/client/tests.rs", "test"),
+        ("std/crypto/test.zig", "test"),
+        ("shop/tests.py", "test"),  # Django's app tests
+        ("src/attest.rs", "code"),
+        ("src/latest.py", "code"),
         ("tests/README.md", "test"),
         ("README.md", "doc"),
         ("README", "doc"),
