@@ -772,6 +772,8 @@ def evidence_card(
         sym = cands[i].symbol or ""
         if subject and not any(symbol_matches(sym, n) for n in subject):
             continue
+        if any(_same_definition(cands[i], cands[j]) for j in chosen):
+            continue  # another window of a long definition already described
         if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)
 
@@ -900,6 +902,26 @@ def _shows(text: str, fragment: str) -> bool:
     return squash(fragment.rstrip("…")) in squash(text)
 
 
+def _same_definition(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are windows of one long definition: same file and symbol, and
+    their lines overlap or touch (``ares_send_nolock`` 108-167 and 158-291).
+
+    >>> from types import SimpleNamespace as S
+    >>> w = lambda s, e, sym="f": S(path="a.c", symbol=sym, start_line=s, end_line=e)
+    >>> _same_definition(w(108, 167), w(158, 291)), _same_definition(w(1, 9), w(20, 30))
+    (True, False)
+    >>> _same_definition(w(1, 9), w(5, 30, "g"))
+    False
+    """
+    return (
+        a.path == b.path
+        and bool(a.symbol)
+        and a.symbol == b.symbol
+        and a.start_line <= b.end_line + 1
+        and b.start_line <= a.end_line + 1
+    )
+
+
 def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:
     for s in sources:
         if (s.path, s.start_line, s.end_line) == (chunk.path, chunk.start_line, chunk.end_line):
@@ -982,6 +1004,7 @@ def _relations(
                 name = _last(b.symbol)
                 if (
                     name in a_calls
+                    and f"{a.symbol} calls {b.symbol}" not in seen
                     and (unique(name) or _calls_in_file(a, b))
                     and not _external(a, name, graph)
                 ):
@@ -1032,6 +1055,12 @@ def _relations(
                 and not _external(c, _last(b.symbol), graph)
                 and (sure or visibly_calls(c, b, unique(_last(b.symbol.rpartition(".")[0]))))
             ]
+            # one statement per caller: the windows of a long caller are one definition
+            callers = [c for c in callers if f"{c.symbol} calls {b.symbol}" not in seen]
+            first: dict[str, Any] = {}
+            for c in callers:
+                first.setdefault(c.symbol, c)
+            callers = list(first.values())
             for c in _nearest(callers, weights or {})[: max_callers or MAX_CALLERS]:
                 sc = _source_for(c, sources)
                 add(

@@ -810,3 +810,33 @@ def test_a_callers_question_describes_only_the_definitions_it_names():
     # without the callers question, the close runner-up is described too
     card = evidence_card("how is a callback invoked?", hits, graph)
     assert "Command.invoke" in card.text
+
+
+def test_a_long_definition_is_one_source_and_one_caller():
+    """Windows of one long definition (``send`` 108-167 and 158-221: same file and symbol,
+    overlapping lines) are described once; a caller found in three windows is stated once,
+    and no source is listed that the card does not cite."""
+    head = "def send(q):\n" + "    step(q)\n" * 59
+    tail = "    step(q)\n" * 10 + "    return finish(q)\n" * 54
+    hits = [
+        hit(1, "send.py", 108, head.rstrip("\n"), "send"),
+        hit(2, "send.py", 158, tail.rstrip("\n"), "send"),
+    ]
+    assert (hits[0].end_line, hits[1].end_line) == (167, 221)
+
+    def window(start, end):
+        return Chunk("process.py", start, end, "def requeue(q):\n    send(q)", "python",
+                     "function", "requeue")  # fmt: skip
+
+    graph = Graph(
+        definitions={"send": 1},
+        callers={"send": [window(1617, 1804), window(1667, 1725), window(1717, 1775)]},
+    )
+    card = evidence_card("how is a query sent?", hits, graph)
+    assert [(s.symbol, s.start_line) for s in card.sources if s.role != "related"] == [
+        ("send", 108)
+    ]
+    stated = [r.text for r in card.relations if "calls `send`" in r.text]
+    assert len(stated) == 1 and stated[0].startswith("`requeue` (`process.py:1617-1804`)")
+    cited = {n for r in card.relations for n in r.citations} | {card.sources[0].n}
+    assert {s.n for s in card.sources} <= cited
