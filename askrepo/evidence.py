@@ -408,7 +408,8 @@ class Graph:
     trait or interface declares without a body included (``askrepo.declarations``): a call
     edge by name is stated only when the name is defined once, so it cannot be another
     ``commit``.
-    ``classes``: class name → its class chunk (to cite "B is a method of C").
+    ``classes``: class name → its class chunk (to cite "B is a method of C"); ``types``: class
+    name → every class chunk so named (the one in B's file is B's class).
     ``callers``: symbol → chunks that call it.
     ``signatures``: ``(path, start_line)`` → signature stored in the index.
     ``external``: path → the names its file imports from outside the repository
@@ -418,6 +419,7 @@ class Graph:
 
     definitions: dict[str, int] = field(default_factory=dict)
     classes: dict[str, Any] = field(default_factory=dict)
+    types: dict[str, list[Any]] = field(default_factory=dict)
     callers: dict[str, list[Any]] = field(default_factory=dict)
     signatures: dict[tuple[str, int], str] = field(default_factory=dict)
     external: dict[str, frozenset[str]] = field(default_factory=dict)  # path -> imported names
@@ -999,8 +1001,8 @@ def _relations(
         for a in pool:
             a_calls = list(getattr(a, "calls", None) or [])
             for b in defs:
-                if a is b or not b.symbol or not a.symbol:
-                    continue
+                if a is b or not b.symbol or not a.symbol or a.symbol == b.symbol:
+                    continue  # an overload calling another says nothing new
                 name = _last(b.symbol)
                 if (
                     name in a_calls
@@ -1016,18 +1018,34 @@ def _relations(
                         f"{sa.symbol} calls {b.symbol}",
                     )
 
+    def owning_class(b: Source) -> Any | None:
+        # the class chunk B belongs to: the one in B's file, else the only class so named (a
+        # Kotlin interface `Promise` is not the Java class `Promise` of another package; a C++
+        # method in foo-inl.h belongs to the one class foo in foo.h, whose constructors share
+        # its name)
+        owner = (b.symbol or "").rsplit(".", 1)[0]
+        found = graph.types.get(owner) or ([graph.classes[owner]] if owner in graph.classes else [])
+        here = [c for c in found if c.path == b.path]
+        if here:
+            return here[0]
+        return found[0] if len({c.path for c in found}) == 1 else None
+
     def methods_of() -> None:
         # B is a method of C (one statement per class: "B and D are methods of class C")
-        members: dict[str, list[Source]] = {}
+        members: dict[tuple[str, str, int], list[Source]] = {}
+        homes: dict[tuple[str, str, int], Any] = {}
         for b in defs:
             sym = b.symbol or ""
             if b.kind != "method" or "." not in sym:
                 continue
-            owner = sym.rsplit(".", 1)[0]
-            if owner in graph.classes:
-                members.setdefault(owner, []).append(b)
-        for owner, methods in members.items():
-            sc = _source_for(graph.classes[owner], sources)
+            home = owning_class(b)
+            if home is not None:
+                key = (sym.rsplit(".", 1)[0], home.path, home.start_line)
+                members.setdefault(key, []).append(b)
+                homes[key] = home
+        for key, methods in members.items():
+            owner = key[0]
+            sc = _source_for(homes[key], sources)
             names = list(dict.fromkeys(_md_code(b.symbol or "") for b in methods))  # overloads
             which = (
                 f"{names[0]} is a method"
@@ -1037,7 +1055,7 @@ def _relations(
             add(
                 f"{which} of class {_md_code(owner)} ({_md_code(sc.location)})",
                 [*(b.n for b in methods), sc.n],
-                f"methods of {owner}",
+                f"methods of {owner} at {sc.location}",
             )
 
     def callers_of() -> None:
@@ -1052,6 +1070,7 @@ def _relations(
                 for c in graph.callers.get(b.symbol, [])
                 if (c.path, c.start_line) != (b.path, b.start_line)
                 and c.symbol
+                and c.symbol != b.symbol  # an overload, or recursion
                 and not _external(c, _last(b.symbol), graph)
                 and (sure or visibly_calls(c, b, unique(_last(b.symbol.rpartition(".")[0]))))
             ]
@@ -1191,6 +1210,7 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
             graph.signatures[(chunk.path, chunk.start_line)] = chunk.signature
         if chunk.kind == "class" and chunk.symbol in owners:
             graph.classes.setdefault(chunk.symbol, chunk)
+            graph.types.setdefault(chunk.symbol, []).append(chunk)
     only = {n: c for n, c in only.items() if graph.definitions[n] == 1}
     declarations = getattr(store, "declarations", None)
     if declarations is not None and only:

@@ -840,3 +840,61 @@ def test_a_long_definition_is_one_source_and_one_caller():
     assert len(stated) == 1 and stated[0].startswith("`requeue` (`process.py:1617-1804`)")
     cited = {n for r in card.relations for n in r.citations} | {card.sources[0].n}
     assert {s.n for s in card.sources} <= cited
+
+
+def test_a_method_belongs_to_the_class_of_its_own_file_and_overloads_do_not_call_each_other():
+    """Two structs named ``Client`` (hyper's client and its HTTP/1 role): ``Client.set_length``
+    in role.rs is a method of role.rs's ``Client``. A method in foo-inl.h belongs to the one
+    class ``foo`` of foo.h. ``resolve()`` calling its overload ``resolve(value)`` is not
+    stated."""
+    role = Chunk("src/proto/h1/role.rs", 115, 116, "pub(crate) enum Client {}", "rust", "class",
+                 "Client")  # fmt: skip
+    other = Chunk("src/client/client.rs", 24, 34, "pub struct Client<C, B> {", "rust", "class",
+                  "Client")  # fmt: skip
+    sink = Chunk("include/sink.h", 18, 51, "class sink {", "cpp", "class", "sink")
+    graph = Graph(
+        definitions={"set_length": 1, "sink_it_": 1, "resolve": 2, "sink": 2},
+        classes={"Client": other, "sink": sink},
+        types={"Client": [other, role], "sink": [sink]},
+    )
+
+    def relations(h):
+        return " ".join(r.text for r in evidence_card("how is it done?", [h], graph).relations)
+
+    rel = relations(
+        hit(
+            1,
+            "src/proto/h1/role.rs",
+            900,
+            "fn set_length(head: &mut Head) {\n    x()\n}",
+            "Client.set_length",
+            "method",
+        )  # fmt: skip
+    )
+    assert "is a method of class `Client` (`src/proto/h1/role.rs:115-116`)" in rel
+    assert "client/client.rs" not in rel
+    rel = relations(
+        hit(
+            1,
+            "include/sink-inl.h",
+            40,
+            "void sink::sink_it_(msg m) {\n    write(m);\n}",
+            "sink.sink_it_",
+            "method",
+        )  # fmt: skip
+    )
+    assert "is a method of class `sink` (`include/sink.h:18-51`)" in rel
+    overloads = [
+        hit(
+            1,
+            "Promise.kt",
+            16,
+            "fun resolve() = resolve(null)",
+            "Promise.resolve",
+            "method",
+            calls=["resolve"],
+        ),  # fmt: skip
+        hit(2, "Promise.kt", 18, "fun resolve(result: Double)", "Promise.resolve", "method"),
+    ]
+    card = evidence_card("how is a promise resolved?", overloads, graph)
+    assert not any("calls `Promise.resolve`" in r.text for r in card.relations)
