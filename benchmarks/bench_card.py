@@ -13,6 +13,14 @@ question is retrieved once (the same search, call graph and header similarity as
 same constants, so a setting adopted here is confirmed with ``bench_answers.py``. Each row
 prints card@1 and the questions gained / lost against the defaults. The sweep table in
 docs/ask.md comes from this script.
+
+``--relations FILE`` writes every card's relation statements ("A calls B", "B is a method of
+class C"; one line per statement, prefixed by the question's key, citations dropped), and
+``--against OLD`` prints the statements removed and added since such a file — how the card
+changes of docs/ask.md were checked, statement by statement:
+
+    python benchmarks/bench_card.py --manifest eval/dev/manifest.json --relations after.json \
+        --against before.json
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +70,7 @@ class Case:
     graph: Any
     similarity: list[float] | None
     gold: list[bool]
+    project: str | None = None
 
 
 # (repo, question, k) -> (candidates, weights, graph, similarity): a question two files share
@@ -83,7 +93,9 @@ def collect(repo: Path, queries: Path, name: str, k: int) -> list[Case]:
             _RETRIEVED[key] = (cands, weights, graph, sim)
         cands, weights, graph, sim = _RETRIEVED[key]
         gold = [any(is_hit(h, t) for t in q.expected) for h in cands]
-        cases.append(Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold))
+        cases.append(
+            Case(f"{name}:{q.id}", q.question, cands, weights, graph, sim, gold, retriever.project)
+        )
     return cases
 
 
@@ -96,6 +108,17 @@ def picks(cases: list[Case]) -> dict[str, bool]:
             continue
         s = score_candidates(c.question, c.hits, c.weights, c.graph, c.similarity)
         out[c.key] = c.gold[best_first(s)[0]]
+    return out
+
+
+def relations(cases: list[Case]) -> list[str]:
+    """Every card's relation statements, ``"<key> <statement>"``, citation marks dropped."""
+    out = []
+    for c in cases:
+        card = evidence.evidence_card(
+            c.question, c.hits, c.graph, similarity=c.similarity, project=c.project
+        )
+        out += [f"{c.key} " + re.sub(r" (\[\d+\])+\.$", "", r.text) for r in card.relations]
     return out
 
 
@@ -131,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="vary each constant in GRID alone")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=V", help="one setting")
     ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument("--relations", type=Path, help="write every card's relation statements")
+    ap.add_argument("--against", type=Path, help="with --relations: an older such file to diff")
     args = ap.parse_args(argv)
+    if args.against and not args.relations:
+        ap.error("--against needs --relations")
 
     cases: list[Case] = []
     if args.manifest:
@@ -166,6 +193,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['setting']:28s} card@1 {r['card@1']}/{r['n']}  +{r['gained']} -{r['lost']}")
     if args.json:
         args.json.write_text(json.dumps({"defaults": defaults, "rows": rows}, indent=1))
+    if args.relations:
+        stated = relations(cases)
+        args.relations.write_text(json.dumps(stated, indent=0))
+        print(f"{len(stated)} relation statements, {len(set(stated))} distinct: {args.relations}")
+        if args.against:
+            old = set(json.loads(args.against.read_text()))
+            removed, added = sorted(old - set(stated)), sorted(set(stated) - old)
+            print(f"removed {len(removed)}, added {len(added)} since {args.against}")
+            for line in removed:
+                print(f"  - {line}")
+            for line in added:
+                print(f"  + {line}")
     return 0
 
 

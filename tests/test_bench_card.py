@@ -52,3 +52,15 @@ def test_a_setting_is_scored_on_the_saved_candidates_against_the_defaults():
         "gained": 1,
         "lost": 0,
     }
+
+
+def test_relation_statements_are_listed_per_question_without_citations():
+    """``--relations``: "A calls B" from the saved candidates and call graph, prefixed by the
+    question's key, its citation marks dropped."""
+    callee = _hit(1, "a.py", "load", "function", "def load(p):\n    return open(p)")
+    caller = _hit(2, "b.py", "main", "function", "def main():\n    load('x')")
+    caller.calls = ["load"]
+    graph = evidence.Graph(definitions={"load": 1, "main": 1})
+    case = bench_card.Case("r:q1", "how is a file loaded?", [callee, caller], {}, graph, None,
+                           [True, False])  # fmt: skip
+    assert bench_card.relations([case]) == ["r:q1 `main` (`b.py:1-2`) calls `load`"]
