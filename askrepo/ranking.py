@@ -16,7 +16,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``pathwords``: a natural-language query word matching a file's stem or directory raises that
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
-* ``length``: for a natural-language question a chunk scores ``(lines / LENGTH_REF) **
+* ``length``: for a natural-language question (and, below its pinned definition, a symbol
+  query's other candidates: a class's substantial methods before its getters) a chunk scores
+  ``(lines / LENGTH_REF) **
   LENGTH_BETA`` times more (``length_factor``; ``code_lines``, not counting blank lines,
   comments and docstrings, capped at LENGTH_CAP). Both retrievers
   are biased against long chunks (BM25 normalises by length; the embedding model reads only
@@ -1097,7 +1099,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
     if "pathwords" not in off and (q.kind == NATURAL or q.title_words):
         words = q.words if q.kind == NATURAL else q.title_words  # a report: its title's words
         scores = [s * path_word_factor(h.path, words) for s, h in zip(scores, hits, strict=True)]
-    if "length" not in off and q.kind == NATURAL:
+    if "length" not in off and q.kind in (NATURAL, SYMBOL):
         scores = [s * _length_for(h, q) for s, h in zip(scores, hits, strict=True)]
     if "header" not in off and q.kind == NATURAL:
         scores = [

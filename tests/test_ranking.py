@@ -475,11 +475,15 @@ def test_length_lifts_the_implementation_over_a_short_namesake():
     assert [h.start_line for h in out] == [79, 10]
     assert out[0].score == pytest.approx(0.0300 * 2.6**0.1)
     assert out[1].score == pytest.approx(0.0330 * 0.25**0.1)
-    # switched off, or for a symbol query, the fused order stands
+    # switched off, the fused order stands
     off_too = off + ("length",)
     assert [h.start_line for h in ranking.rescore([short, long], q, off_too)] == [10, 79]
+    # a symbol query's definition is pinned first later (``pin_first``); among the rest, the
+    # class's substantial method before its one-line getter, by the same numbers
     sym = parse_query("LineFormatter")
-    assert [h.start_line for h in ranking.rescore([short, long], sym, off)] == [10, 79]
+    assert [h.start_line for h in ranking.rescore([short, long], sym, off)] == [79, 10]
+    report = parse_query("Traceback (most recent call last):\n" + "  line\n" * 8)
+    assert [h.start_line for h in ranking.rescore([short, long], report, off)] == [10, 79]
 
 
 # --- infile ---------------------------------------------------------------------------------
