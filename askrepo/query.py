@@ -353,7 +353,15 @@ def qualified_name(name: str) -> str:
 def bare_symbol(query: str) -> str | None:
     """The name when the whole question is one identifier (plus optional kind words):
     ``Field`` -> Field, ``class Foo::Bar`` -> Foo.Bar, ``resolve()`` -> resolve, ``memoize`` ->
-    memoize (one word is looked up as a name), else None."""
+    memoize (one word is looked up as a name), else None — also for a file name, whose
+    extension is written in lower case after a dot (``core.py``; ``Kramdown::Converter::Html``
+    and ``pydantic.Json`` are names).
+
+    >>> bare_symbol("Kramdown::Converter::Html"), bare_symbol("pydantic.Json")
+    ('Kramdown.Converter.Html', 'pydantic.Json')
+    >>> bare_symbol("core.py"), bare_symbol("index.html")
+    (None, None)
+    """
     tokens = query.strip().rstrip("?").split()
     names = [t for t in tokens if t.lower().strip("`") not in _KIND_WORDS] or tokens
     if len(names) != 1 or len(tokens) > 3:
@@ -362,8 +370,10 @@ def bare_symbol(query: str) -> str | None:
     if m is None:
         return None
     name = qualified_name(m.group(1))
-    if "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
-        return None  # a file name (core.py)
+    raw = m.group(1)
+    ext = raw.rsplit(".", 1)[1] if "." in raw else ""
+    if ext in FILE_EXTENSIONS and not re.search(r"::|\\|#", raw):
+        return None  # a file name (core.py), not Kramdown::Converter::Html or pydantic.Json
     return name
 
 

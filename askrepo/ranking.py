@@ -804,22 +804,33 @@ def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ())
     ...         C(path="rich/__init__.py", symbol="print_json")]
     >>> [c.symbol for c in by_qualifiers("rich.print_json", defs)]
     ['print_json']
+    >>> defs = [C(path="src/hedge/select.rs", symbol="Policy"),
+    ...         C(path="src/hedge/mod.rs", symbol="Policy")]
+    >>> [c.path for c in by_qualifiers("tower.hedge.Policy", defs, ("tower",))]
+    ['src/hedge/mod.rs']
     """
     *quals, last = name.split(".")
     if not quals:
         return []
     wanted = {_squash(q) for q in quals}
 
-    def key(c: Any) -> tuple[int, int]:
+    def key(c: Any) -> tuple[int, int, int]:
         # most qualifiers shown; then fewest of the symbol's own qualifiers the name leaves
-        # unexplained (``rich.print_json`` is the function, not the method Console.print_json)
+        # unexplained (``rich.print_json`` is the function, not the method Console.print_json);
+        # then a file the name spells out: ``hedge::Policy`` is hedge/mod.rs's, not that of
+        # hedge/select.rs (the module ``hedge::select``) — a generic stem (mod, __init__,
+        # index) or one named like the definition is the module itself
         own = (c.symbol or "").split(".")[:-1]
-        return qualifier_matches(quals, c.path, c.symbol, project), -sum(
-            _squash(p) not in wanted for p in own
+        stem = _squash(split_path(c.path)[0])
+        extra_file = stem not in wanted and stem not in _GENERIC_STEMS and stem != _squash(last)
+        return (
+            qualifier_matches(quals, c.path, c.symbol, project),
+            -sum(_squash(p) not in wanted for p in own),
+            -int(extra_file),
         )
 
     scored = [(key(c), c) for c in chunks if (c.symbol or "").split(".")[-1] == last]
-    best = max((k for k, _ in scored), default=(0, 0))
+    best = max((k for k, _ in scored), default=(0, 0, 0))
     return [c for k, c in scored if k == best and best[0] > 0]
 
 
