@@ -35,8 +35,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
-* ``trivial``: a window that is only comments, blank lines or imports ranks below every
-  non-trivial candidate (``is_trivial``).
+* ``trivial``: a window that is only comments, blank lines or imports, or only a Rust
+  ``impl`` block's head (``impl_header``), ranks below every non-trivial candidate
+  (``is_trivial``).
 * ``delegate``: for a natural-language question, a thin wrapper (``body_lines`` ≤ THIN_BODY)
   among the top DELEGATE_POOL that calls a longer candidate below it (``wrapper_callee``)
   has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
@@ -639,9 +640,32 @@ _DOC_OPEN = re.compile(r"^[rRuUbBfF]{0,2}(\"\"\"|''')")  # a stripped line openi
 _OPENERS = ("(", "{", "[")
 
 
+_ATTRIBUTE = re.compile(r"^\s*#!?\[.*\]\s*$")  # a Rust attribute line
+_IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
+_BEHAVIOUR = re.compile(r"\bfn\b|\blet\b|=>|\bmatch\b|\breturn\b")
+
+
+def impl_header(text: str) -> bool:
+    r"""A Rust ``impl`` block's head alone — its attributes, ``impl<…> Trait for Type``, the
+    ``where`` bounds and associated ``type Item = …;`` lines — with no function in it: the
+    line window the chunker leaves before the block's first method.
+
+    >>> impl_header("#[cfg(feature = \"stream\")]\nimpl Stream for Body {\n    type Item = Bytes;")
+    True
+    >>> impl_header("impl Body {\n    fn empty() -> Body { Body::new() }\n}")
+    False
+    """
+    code = [ln for ln in text.split("\n") if ln.strip() and not _COMMENT.match(ln)]
+    code = [ln for ln in code if not _ATTRIBUTE.match(ln)]
+    return bool(code) and bool(_IMPL.match(code[0])) and not _BEHAVIOUR.search(text)
+
+
 def is_trivial(text: str) -> bool:
     """Only comments, blank lines, imports (with their parenthesised continuation lines) and
-    closing brackets: nothing a question can be about."""
+    closing brackets — or only a Rust ``impl`` block's head (``impl_header``): nothing a
+    question can be about."""
+    if impl_header(text):
+        return True
     in_import = False
     in_block = False
     for raw in text.split("\n"):

@@ -120,6 +120,15 @@ def test_index_files_are_demoted_only_when_they_re_export():
         ("# comment\nx = 1\n", False),
         ("#include <stdio.h>\n#define N 3\n", False),  # a macro is code
         ('"""Module docstring."""\n', False),  # docstrings may describe the module
+        # a Rust impl block's head before its first method: the trait, the type, the bounds
+        (
+            "impl<P, S, Request> Service<Request> for Retry<P, S>\nwhere\n"
+            "    P: Policy<Request, S::Response, S::Error> + Clone,\n{\n"
+            "    type Response = S::Response;\n    type Future = ResponseFuture<P, S, Request>;\n",
+            True,
+        ),
+        ('/// # Optional\n#[cfg(feature = "stream")]\nimpl Stream for Body {\n', True),
+        ("impl Body {\n    pub fn empty() -> Body {\n        Body::new()\n", False),
     ],
 )
 def test_is_trivial(text, trivial):
