@@ -72,7 +72,7 @@ from functools import lru_cache
 from typing import Any
 
 from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST
-from .identifiers import stem
+from .identifiers import split_identifier, stem
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
 STAGES = (
@@ -120,6 +120,7 @@ COHERENCE_POOL = 30  # only the top candidates count as evidence
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
+PRIOR_PLATFORM = 0.8  # a Windows / macOS / QNX … variant, for a question naming no platform
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -592,6 +593,53 @@ def symbol_prior(symbol: str | None, q: Query) -> float:
     if not symbol or q.about_tests or not _TEST_SEGMENT.search(symbol):
         return 1.0
     return PRIOR_INLINE_TEST
+
+
+# Platforms other than the default one a question means: a file, directory or function named
+# for one of them is a variant (``ares_sysconfig_win.c``, ``src/win/``,
+# ``ares_init_sysconfig_qnx``). "win" counts in a directory or file name, "mac" only as a whole
+# directory (``mac`` is a message authentication code in crypto code), "windows" not in a
+# function's name (askrepo's ``_windows`` are line windows); Linux, Unix and POSIX are the
+# default.
+_PLATFORMS = frozenset(
+    """
+    win32 win64 windows winrt wince macos macosx osx darwin apple android qnx riscos haiku aix
+    solaris sunos illumos cygwin mingw msvc os2 os390 zos vms beos amiga freebsd netbsd
+    openbsd dragonfly hurd emscripten wasi
+    """.split()
+)
+_PLATFORM_DIRS = _PLATFORMS | {"win", "mac"}
+
+
+def platform_prior(path: str, symbol: str | None, q: Query) -> float:
+    """PRIOR_PLATFORM when the candidate's directory, file name or function name names a
+    platform variant (``_PLATFORMS``) and the question names no platform at all.
+
+    >>> from .query import parse_query
+    >>> q = parse_query("how are the nameservers read from the system configuration?")
+    >>> platform_prior("src/lib/ares_sysconfig_win.c", "get_DNS_Windows", q)
+    0.8
+    >>> platform_prior("askrepo/chunker.py", "_windows", q)
+    1.0
+    >>> platform_prior("src/lib/ares_sysconfig.c", "ares_init_sysconfig_qnx", q)
+    0.8
+    >>> platform_prior("std/crypto/poly1305.zig", "Poly1305.mac", q)
+    1.0
+    >>> platform_prior("src/lib/ares_sysconfig_win.c", "get_DNS_Windows",
+    ...                parse_query("how are nameservers read on Windows?"))
+    1.0
+    """
+    asked = {t.lower() for t in re.findall(r"[A-Za-z0-9]+", q.text)}
+    if asked & _PLATFORM_DIRS or asked & {"linux", "unix", "posix", "macintosh", "ios"}:
+        return 1.0
+    stem, dirs = split_path(path)
+    if {d.lower() for d in dirs} & _PLATFORM_DIRS:
+        return PRIOR_PLATFORM
+    if {w.lower() for w in re.split(r"[_\-.]+", stem)} & (_PLATFORMS | {"win"}):
+        return PRIOR_PLATFORM
+    last = (symbol or "").rsplit(".", 1)[-1]
+    words = {w.lower() for w in re.split(r"[_\-.]+", last)} | set(split_identifier(last))
+    return PRIOR_PLATFORM if words & (_PLATFORMS - {"windows"}) else 1.0
 
 
 def path_prior(path: str, text: str, q: Query) -> float:
@@ -1142,7 +1190,10 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
         ]
     if "priors" not in off:
         scores = [
-            s * path_prior(h.path, h.text, q) * symbol_prior(h.symbol, q)
+            s
+            * path_prior(h.path, h.text, q)
+            * symbol_prior(h.symbol, q)
+            * platform_prior(h.path, h.symbol, q)
             for s, h in zip(scores, hits, strict=True)
         ]
     if "mentions" not in off:

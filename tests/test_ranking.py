@@ -103,6 +103,26 @@ def test_index_files_are_demoted_only_when_they_re_export():
     assert ranking.path_prior("src/index.ts", code, q) == 1.0
 
 
+def test_a_platform_variant_yields_to_the_default_implementation():
+    # c-ares: "sleep until the next deadline" fused the Windows event loop first
+    q = parse_query("how long should the event loop sleep before the next deadline")
+    win = hit("src/lib/event/ares_event_win32.c", 0.0473, text="static size_t wait(void) {}")
+    qnx = hit("src/lib/ares_sysconfig.c", 0.0450, symbol="ares_init_sysconfig_qnx")
+    unix = hit("src/lib/ares_timeout.c", 0.0420, text="static int timeout(void) {}")
+    off = ("coherence", "pathwords", "length", "header", "mentions", "classes", "trivial")
+    out = ranking.rescore([win, qnx, unix], q, disabled=off)
+    # 0.0473 * 0.8 = 0.03784, 0.0450 * 0.8 = 0.0360 < 0.0420
+    assert [h.path for h in out] == [
+        "src/lib/ares_timeout.c",
+        "src/lib/event/ares_event_win32.c",
+        "src/lib/ares_sysconfig.c",
+    ]
+    assert out[1].score == pytest.approx(0.0473 * ranking.PRIOR_PLATFORM)
+    # a question that names a platform keeps the fused order
+    asked = parse_query("how long does the event loop sleep on Windows")
+    assert [h.path for h in ranking.rescore([win, qnx, unix], asked, off)][0].endswith("win32.c")
+
+
 # --- trivial chunks -------------------------------------------------------------------------
 
 
