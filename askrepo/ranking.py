@@ -31,7 +31,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   is about, while the question asks for the code that does it (``infile`` brings that in).
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
-  question is about tests (``symbol_prior``).
+  question is about tests (``symbol_prior``), and platform variants (``src/win/``,
+  ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
