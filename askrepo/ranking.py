@@ -676,7 +676,8 @@ _COMMENT = re.compile(
 _IMPORT = re.compile(
     r"^\s*(import\b|from\s+\S+\s+import\b|using\s+[\w.]+\s*;|#include\b|#import\b|"
     r"require(_relative)?[\s(]|package\s+[\w.]+\s*;?\s*$|extern\s+crate\b|@import\b|"
-    r"(pub\s+)?use\s+[\w:{}, *]+;|(pub\s+)?mod\s+\w+\s*;|export\s+(\*|\{[^}]*\})\s*from\b|"
+    r"(pub(\([\w:]+\))?\s+)?use\s+[\w:{}, *]+(;|\{\s*$)|(pub(\([\w:]+\))?\s+)?mod\s+\w+\s*;|"
+    r"export\s+(\*|\{[^}]*\})\s*from\b|"
     r"(const|let|var)\s+[\w{}, ]+=\s*require\(|library\s|part\s+(of\s+)?['\"]|open\s+[A-Z]|"
     r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
 )
@@ -715,7 +716,7 @@ def is_trivial(text: str) -> bool:
     question can be about."""
     if impl_header(text):
         return True
-    in_import = False
+    depth = 0  # open brackets of a multi-line import (``use std::{ fmt, sync::{ … }, };``)
     in_block = False
     for raw in text.split("\n"):
         line = raw.strip()
@@ -725,20 +726,24 @@ def is_trivial(text: str) -> bool:
             if "*/" in line:
                 in_block = False
             continue
-        if in_import:
-            if line.startswith((")", "}", "]")):
-                in_import = False
+        if depth > 0:
+            depth += _brackets(line)
             continue
         if line.startswith("/*") and "*/" not in line:
             in_block = True
             continue
-        if _COMMENT.match(raw) or _CLOSER.match(raw):
+        if _COMMENT.match(raw) or _CLOSER.match(raw) or _ATTRIBUTE.match(raw):
             continue
         if _IMPORT.match(raw):
-            in_import = line.endswith(_OPENERS)
+            depth = max(0, _brackets(line)) if line.endswith(_OPENERS) else 0
             continue
         return False
     return True
+
+
+def _brackets(line: str) -> int:
+    """Opening minus closing brackets on a line."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -149,6 +149,13 @@ def test_a_platform_variant_yields_to_the_default_implementation():
         ),
         ('/// # Optional\n#[cfg(feature = "stream")]\nimpl Stream for Body {\n', True),
         ("impl Body {\n    pub fn empty() -> Body {\n        Body::new()\n", False),
+        # Rust: a multi-line `use` with nested braces, crate attributes, pub(crate) modules
+        (
+            "#![deny(missing_docs)]\nuse std::{\n    fmt,\n    sync::{\n        Mutex,\n    },\n"
+            '    time::Duration,\n};\n#[cfg(feature = "x")]\npub(crate) mod h1;\n',
+            True,
+        ),
+        ('import (\n\t"fmt"\n)\nfunc main() {}\n', False),
     ],
 )
 def test_is_trivial(text, trivial):
