@@ -925,8 +925,14 @@ def _same_definition(a: Any, b: Any) -> bool:
 
 
 def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:
+    """The source citing ``chunk``: an existing one for the same lines, or for another window
+    of the same long definition (``index_history`` 242-351 described, its window 342-401
+    calling ``redact``: one source), else a new one."""
     for s in sources:
         if (s.path, s.start_line, s.end_line) == (chunk.path, chunk.start_line, chunk.end_line):
+            return s
+    for s in sources:
+        if _same_definition(s, chunk):
             return s
     s = Source(
         n=len(sources) + 1,

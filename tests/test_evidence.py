@@ -898,3 +898,18 @@ def test_a_method_belongs_to_the_class_of_its_own_file_and_overloads_do_not_call
     ]
     card = evidence_card("how is a promise resolved?", overloads, graph)
     assert not any("calls `Promise.resolve`" in r.text for r in card.relations)
+
+
+def test_a_caller_that_is_another_window_of_a_described_definition_cites_it():
+    """``index_history`` is described (lines 242-351); its window 342-401 calls ``redact``:
+    the statement cites that source, and no new source is listed for the other window."""
+    from askrepo.evidence import Source, _source_for
+
+    described = Source(n=1, path="history.py", start_line=242, end_line=351,
+                       symbol="index_history", kind="function")  # fmt: skip
+    sources = [described]
+    window = Chunk("history.py", 342, 401, "    n = redact(msg)", "python", "function",
+                   "index_history")  # fmt: skip
+    assert _source_for(window, sources) is described and len(sources) == 1
+    other = Chunk("history.py", 420, 430, "def walk(root):", "python", "function", "walk")
+    assert _source_for(other, sources).n == 2 and len(sources) == 2
