@@ -615,14 +615,17 @@ class Retriever:
         (``typedef struct uv_loop_s uv_loop_t;``, ``ranking.typedef_tag``), the definitions of
         that struct, union or enum: they say what the name is, and rank before the typedef."""
         path, line = value
-        text = next(
+        holder = next(
             (
-                chunks[c].text.split("\n")[line - chunks[c].start_line]
+                chunks[c]
                 for c in order
                 if chunks[c].path == path and chunks[c].start_line <= line <= chunks[c].end_line
             ),
-            "",
+            None,
         )
+        lines = holder.text.split("\n") if holder else []
+        at = line - holder.start_line if holder else -1
+        text = lines[at] if 0 <= at < len(lines) else ""
         tag = ranking.typedef_tag(text, name.rsplit(".", 1)[-1])
         if not tag:
             return []

@@ -134,6 +134,14 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _like(column: str, text: str, *, before: bool = False, after: bool = False) -> str:
+    """``column LIKE …`` for ``text`` taken literally (its ``%``, ``_`` and ``\\`` escaped), with
+    a ``%`` wildcard before and / or after it."""
+    body = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = ("%" if before else "") + body + ("%" if after else "")
+    return f"{column} LIKE {_sql_str(pattern)} ESCAPE '\\'"
+
+
 def _classes_filter(classes: Iterable[str] | None) -> str | None:
     if classes is None:
         return None
@@ -632,8 +640,7 @@ class IndexStore:
         conds = []
         for name in names:
             conds.append(f"symbol = {_sql_str(name)}")
-            like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            conds.append(f"symbol LIKE {_sql_str('%.' + like)} ESCAPE '\\'")
+            conds.append(_like("symbol", "." + name, before=True))
         if not conds or self._meta.chunk_count == 0:
             return []
         return self.where(_and(" OR ".join(conds), _classes_filter(classes)) or "", limit)
@@ -663,11 +670,8 @@ class IndexStore:
         if mirror is not None:
             types = [c for c in mirror.types if any(n in c.text for n in names)]
         else:
-            likes = []
-            for n in names:
-                like = n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                likes.append(f"text LIKE {_sql_str('%' + like + '%')} ESCAPE '\\'")
-            types = [c for _, c, _ in self.where(f"kind = 'class' AND ({' OR '.join(likes)})", 500)]
+            likes = " OR ".join(_like("text", n, before=True, after=True) for n in names)
+            types = [c for _, c, _ in self.where(f"kind = 'class' AND ({likes})", 500)]
         return {n: [a for c in types for a in declared_arities(c.text, n)] for n in names}
 
     def find_symbol(self, name: str) -> list[Chunk]:
