@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .datatypes import CODE, TEST, is_definition
-from .declarations import arity
+from .declarations import other_declarations
 from .errors import UsageError
 
 MAX_CALLERS = 200  # callers read from the index for one name
@@ -236,11 +236,9 @@ def find_callers(
     ]
     # a trait's bodiless `fn retry(&self, req, result);` whose parameters differ from every
     # target's: `policy.retry(…)` may be a call of it (an implementation outside the index)
-    own = {arity(d.text, last) for d in targets}
     declared_fn = getattr(store, "declarations", None)
-    declared = [
-        a for a in (declared_fn([last]).get(last, []) if declared_fn else []) if a not in own
-    ]
+    found = declared_fn([last]).get(last, []) if declared_fn else []
+    declared = other_declarations(found, [d.text for d in targets], last)
     classes = (CODE, TEST) if include_tests else (CODE,)
     rows = [c for _, c, _ in store.callers(last, classes=classes, limit=limit + 1)]
     truncated = len(rows) > limit

@@ -13,6 +13,7 @@ namesakes).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 # a type whose methods are declared without bodies, on the header line of a class chunk
@@ -151,5 +152,21 @@ def arity(text: str, name: str) -> int | None:
     >>> arity("func (c *context) QueryParams() url.Values {", "QueryParams")
     0
     """
-    m = re.search(rf"\b{re.escape(name)}[ \t]*(?:<[^>\n]*>)?[ \t]*\(", _code(text))
-    return _arity(_code(text), m.end() - 1) if m else None
+    code = _code(text)
+    m = re.search(rf"\b{re.escape(name)}[ \t]*(?:<[^>\n]*>)?[ \t]*\(", code)
+    return _arity(code, m.end() - 1) if m else None
+
+
+def other_declarations(declared: Iterable[int], definitions: Iterable[str], name: str) -> list[int]:
+    """Of the parameter counts of ``name``'s bodiless declarations (``declared``), those whose
+    count no definition of ``name`` (their chunk texts) has: each is another namesake. One
+    that agrees is taken for the interface the definition implements (Go's
+    ``Context.QueryParams()`` and ``context.QueryParams()``).
+
+    >>> other_declarations([2, 0], ["pub fn retry<P>(self, policy: P) -> Self {"], "retry")
+    [2, 0]
+    >>> other_declarations([0], ["func (c *context) QueryParams() url.Values {"], "QueryParams")
+    []
+    """
+    own = {arity(text, name) for text in definitions}
+    return [a for a in declared if a not in own]

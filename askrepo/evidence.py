@@ -24,7 +24,7 @@ from py_rust_stemmers import SnowballStemmer
 
 from askrepo.callers import bare_call, shows_owner, visibly_calls
 from askrepo.datatypes import CODE, DOC, TEST, symbol_matches
-from askrepo.declarations import arity
+from askrepo.declarations import other_declarations
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, Query, parse_query
@@ -408,8 +408,8 @@ class Graph:
     trait or interface declares without a body included (``askrepo.declarations``): a call
     edge by name is stated only when the name is defined once, so it cannot be another
     ``commit``.
-    ``classes``: class name → its class chunk (to cite "B is a method of C"); ``types``: class
-    name → every class chunk so named (the one in B's file is B's class).
+    ``classes``: class name → every class chunk so named (to cite "B is a method of C": the one
+    in B's file is B's class).
     ``callers``: symbol → chunks that call it.
     ``signatures``: ``(path, start_line)`` → signature stored in the index.
     ``external``: path → the names its file imports from outside the repository
@@ -418,8 +418,7 @@ class Graph:
     """
 
     definitions: dict[str, int] = field(default_factory=dict)
-    classes: dict[str, Any] = field(default_factory=dict)
-    types: dict[str, list[Any]] = field(default_factory=dict)
+    classes: dict[str, list[Any]] = field(default_factory=dict)
     callers: dict[str, list[Any]] = field(default_factory=dict)
     signatures: dict[tuple[str, int], str] = field(default_factory=dict)
     external: dict[str, frozenset[str]] = field(default_factory=dict)  # path -> imported names
@@ -1030,7 +1029,7 @@ def _relations(
         # method in foo-inl.h belongs to the one class foo in foo.h, whose constructors share
         # its name)
         owner = (b.symbol or "").rsplit(".", 1)[0]
-        found = graph.types.get(owner) or ([graph.classes[owner]] if owner in graph.classes else [])
+        found = graph.classes.get(owner, [])
         here = [c for c in found if c.path == b.path]
         if here:
             return here[0]
@@ -1215,19 +1214,15 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
         if chunk.signature:
             graph.signatures[(chunk.path, chunk.start_line)] = chunk.signature
         if chunk.kind == "class" and chunk.symbol in owners:
-            graph.classes.setdefault(chunk.symbol, chunk)
-            graph.types.setdefault(chunk.symbol, []).append(chunk)
+            graph.classes.setdefault(chunk.symbol, []).append(chunk)
     only = {n: c for n, c in only.items() if graph.definitions[n] == 1}
     declarations = getattr(store, "declarations", None)
     if declarations is not None and only:
         try:
             for name, found in declarations(sorted(only)).items():
                 # a trait's bodiless `fn retry(&self, req, result);` is another namesake of
-                # the index's one `retry(self, policy)`, unless their parameters agree (then
-                # the definition is likely its implementation: Go's `context.QueryParams()`
-                # for the interface `Context`)
-                own = arity(only[name].text, name)
-                graph.definitions[name] += sum(1 for a in found if a != own)
+                # the index's one `retry(self, policy)`
+                graph.definitions[name] += len(other_declarations(found, [only[name].text], name))
         except Exception:  # best effort, like the lookups above
             pass
     if callers is not None:

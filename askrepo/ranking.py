@@ -612,6 +612,13 @@ _PLATFORMS = frozenset(
 _PLATFORM_DIRS = _PLATFORMS | {"win", "mac"}
 
 
+@lru_cache(maxsize=256)
+def _names_platform(question: str) -> bool:
+    """Whether the question names any platform (once per question, not per candidate)."""
+    asked = {t.lower() for t in re.findall(r"[A-Za-z0-9]+", question)}
+    return bool(asked & _PLATFORM_DIRS or asked & {"linux", "unix", "posix", "macintosh", "ios"})
+
+
 def platform_prior(path: str, symbol: str | None, q: Query) -> float:
     """PRIOR_PLATFORM when the candidate's directory, file name or function name names a
     platform variant (``_PLATFORMS``) and the question names no platform at all.
@@ -630,8 +637,7 @@ def platform_prior(path: str, symbol: str | None, q: Query) -> float:
     ...                parse_query("how are nameservers read on Windows?"))
     1.0
     """
-    asked = {t.lower() for t in re.findall(r"[A-Za-z0-9]+", q.text)}
-    if asked & _PLATFORM_DIRS or asked & {"linux", "unix", "posix", "macintosh", "ios"}:
+    if _names_platform(q.text):
         return 1.0
     stem, dirs = split_path(path)
     if {d.lower() for d in dirs} & _PLATFORM_DIRS:

@@ -197,7 +197,7 @@ def test_card_states_calls_and_method_of_relations_with_both_citations():
             calls=["lookup_default"],
         ),
     ]
-    graph = Graph(definitions={"lookup_default": 1}, classes={"Context": context_chunk})
+    graph = Graph(definitions={"lookup_default": 1}, classes={"Context": [context_chunk]})
     card = evidence_card("How is the default for a parameter looked up?", hits, graph)
     rel = [r.text for r in card.relations]
     sources = {s.symbol: s.n for s in card.sources}
@@ -710,7 +710,7 @@ def test_methods_of_one_class_are_stated_once():
         hit(2, "src/click/core.py", 740, lookup_value, "Context.lookup_value", "method"),
     ]
     graph = Graph(
-        definitions={"lookup_default": 1, "lookup_value": 1}, classes={"Context": context_chunk}
+        definitions={"lookup_default": 1, "lookup_value": 1}, classes={"Context": [context_chunk]}
     )
     card = evidence_card("How does the context look up a default value?", hits, graph)
     sources = {s.symbol: s.n for s in card.sources}
@@ -799,7 +799,7 @@ def test_a_callers_question_describes_only_the_definitions_it_names():
         replace(hit(3, "core.py", 815, ctx_text, "Context.invoke"), kind="method"),
     ]
     context = Chunk("core.py", 202, 304, "class Context:\n    pass", "python", "class", "Context")
-    graph = Graph(definitions={"invoke": 3}, classes={"Context": context})
+    graph = Graph(definitions={"invoke": 3}, classes={"Context": [context]})
     card = evidence_card("what calls Context.invoke?", hits, graph)
     assert [s.symbol for s in card.sources if s.role != "related"][:2] == [
         "Context.invoke",
@@ -854,8 +854,7 @@ def test_a_method_belongs_to_the_class_of_its_own_file_and_overloads_do_not_call
     sink = Chunk("include/sink.h", 18, 51, "class sink {", "cpp", "class", "sink")
     graph = Graph(
         definitions={"set_length": 1, "sink_it_": 1, "resolve": 2, "sink": 2},
-        classes={"Client": other, "sink": sink},
-        types={"Client": [other, role], "sink": [sink]},
+        classes={"Client": [other, role], "sink": [sink]},
     )
 
     def relations(h):
