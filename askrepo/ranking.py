@@ -32,7 +32,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
   unless the query names them (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``), and platform variants (``src/win/``,
-  ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``).
+  ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
+  a C/C++ header window that only lists declarations (``declaration_prior``).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
@@ -122,6 +123,8 @@ PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examp
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 PRIOR_PLATFORM = 0.8  # a Windows / macOS / QNX … variant, for a question naming no platform
+PRIOR_DECLARATIONS = 0.8  # a C/C++ header window that is a list of declarations (prototypes)
+DECLARATION_SHARE = 0.3  # of its code lines are function declarations for a window to be a list
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -673,6 +676,72 @@ def path_prior(path: str, text: str, q: Query) -> float:
     return factor
 
 
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
+# A C/C++ function declaration as one statement: a return type, the name, the parameters, then
+# qualifiers or attribute macros and `;` (`int ares_init(ares_channel_t **channelptr);`,
+# `void flush() override;`, `CARES_EXTERN int f(void) CARES_DEPRECATED;`, `virtual void g() = 0;`).
+# A call statement (`h(b);`, `int b = g(a);`, `return f(x);`) is not one.
+_DECLARATION = re.compile(
+    r"^(?:[A-Za-z_][\w:<>,]*[\s*&]+)+~?[A-Za-z_][\w:]*\s*\([^;{}=]*\)"
+    r"\s*(?:(?:const|override|final|noexcept)\s*|[A-Z_][A-Z0-9_]*(?:\([^)]*\))?\s*)*"
+    r"(?:=\s*(?:0|default|delete)\s*)?;$"
+)
+_STATEMENT_WORDS = frozenset({"return", "else", "case", "goto", "throw", "delete", "new", "do"})
+_DIRECTIVE = re.compile(r"^\s*#")
+
+
+def _declaration_lines(lines: Sequence[str]) -> int:
+    """How many of ``lines`` (code lines) belong to function declarations, a statement being
+    the lines up to one that ends in ``;``, ``{`` or ``}``."""
+    count, statement = 0, []
+    for ln in lines:
+        statement.append(ln.strip())
+        if not ln.rstrip().endswith((";", "{", "}")):
+            continue
+        text = " ".join(statement)
+        first = text.split(None, 1)[0] if text else ""
+        if first not in _STATEMENT_WORDS and _DECLARATION.match(text):
+            count += len(statement)
+        statement = []
+    return count
+
+
+def declaration_prior(h: Any, q: Query) -> float:
+    r"""PRIOR_DECLARATIONS for a line window of a C/C++ header (no definition of its own, or a
+    window of a class) in which at least DECLARATION_SHARE of the code lines are function
+    declarations (``_declaration_lines``):
+    a table of contents of functions defined elsewhere (``ares_private.h``'s prototypes, a
+    class body's method declarations in spdlog's ``logger.h``). It matches a question's words
+    by naming many functions, but the answer is a definition. Symbol queries are left alone
+    (their definitions are pinned). On the dev benchmark none of 27 such windows in a top 10
+    was a labelled target.
+
+    >>> from types import SimpleNamespace as C
+    >>> from .query import parse_query
+    >>> text = "/* init */\nint ares_init(ares_channel_t **c);\n"
+    >>> text += "void ares_destroy(ares_channel_t *c);\nint ares_dup(ares_channel_t **dest,\n"
+    >>> text += "            ares_channel_t *src);\n#define X 1\n"
+    >>> q = parse_query("how is a channel created and destroyed?")
+    >>> declaration_prior(C(path="include/ares.h", kind="window", text=text), q)
+    0.8
+    >>> declaration_prior(C(path="src/ares_init.c", kind="window", text=text), q)
+    1.0
+    >>> declaration_prior(C(path="include/ares.h", kind="function", text=text), q)
+    1.0
+    """
+    if q.kind == SYMBOL or h.kind != "window" or not h.path.endswith(_HEADER_SUFFIXES):
+        return 1.0
+    lines = [
+        ln
+        for ln in h.text.split("\n")
+        if ln.strip() and not _COMMENT.match(ln) and not _DIRECTIVE.match(ln)
+    ]
+    if len(lines) < 3:
+        return 1.0
+    declared = _declaration_lines(lines)
+    return PRIOR_DECLARATIONS if declared >= DECLARATION_SHARE * len(lines) else 1.0
+
+
 # ---------------------------------------------------------------------------------------------
 # Trivial chunks
 
@@ -1206,6 +1275,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
             * path_prior(h.path, h.text, q)
             * symbol_prior(h.symbol, q)
             * platform_prior(h.path, h.symbol, q)
+            * declaration_prior(h, q)
             for s, h in zip(scores, hits, strict=True)
         ]
     if "mentions" not in off:

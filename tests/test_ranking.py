@@ -865,3 +865,46 @@ def test_list_depth_by_query_kind():
         assert ranking.list_depth(name, 50, side) == 50
         assert ranking.list_depth(report, 50, side) == 50
         assert ranking.list_depth(question, 50, side, enabled=False) == 50
+
+
+# A header window listing prototypes (c-ares's ares_private.h) and the .c definition it lists.
+_PROTOTYPES = (
+    "/* Query cache */\n"
+    "ares_status_t ares_qcache_create(ares_rand_state *rand_state,\n"
+    "                                 unsigned int max_ttl, ares_qcache_t **cache_out);\n"
+    "void ares_qcache_destroy(ares_qcache_t *cache);\n"
+    "void ares_qcache_flush(ares_qcache_t *cache);\n"
+    "CARES_EXTERN int ares_qcache_fetch(ares_channel_t *channel) CARES_DEPRECATED;\n"
+    "#define ARES_QCACHE_MAX 3600\n"
+)
+
+
+def test_declaration_prior_demotes_a_header_window_of_prototypes():
+    q = parse_query("how are cached responses expired?")
+    window = hit("src/lib/ares_private.h", 0.04, kind="window", text=_PROTOTYPES)
+    # 4 of the 5 code lines end a declaration (the #define and the comment do not count)
+    assert ranking.declaration_prior(window, q) == ranking.PRIOR_DECLARATIONS == 0.8
+    # the same lines in a .c file, or as a definition chunk, or for a symbol query: kept
+    assert ranking.declaration_prior(replace(window, path="src/lib/ares_qcache.c"), q) == 1.0
+    assert ranking.declaration_prior(replace(window, kind="function"), q) == 1.0
+    assert ranking.declaration_prior(window, parse_query("ares_qcache_fetch")) == 1.0
+    # a header window of code (a static inline function's body) is not a list of declarations
+    body = "static inline int f(int a) {\n  int b = g(a);\n  h(b);\n  return b + 1;\n}\n"
+    assert ranking.declaration_prior(replace(window, text=body), q) == 1.0
+    # a C++ class body's method declarations count too (spdlog's logger.h)
+    methods = (
+        "public:\n    explicit logger(std::string name);\n    virtual ~logger() = default;\n"
+        "    void flush();\n    void set_level(level::level_enum log_level) override;\n"
+        "    bool should_log(level::level_enum msg_level) const {\n"
+        "        return msg_level >= level_.load(std::memory_order_relaxed);\n    }\n"
+    )
+    assert ranking.declaration_prior(replace(window, text=methods), q) == 0.8
+    # in rescore: 0.04 x 0.8 = 0.032 falls below the definition's 0.035
+    definition = hit("src/lib/ares_qcache.c", 0.035, text="int f(void) {\n  return 0;\n}\n")
+    off = ("coherence", "pathwords", "length", "header", "mentions", "classes", "trivial")
+    out = ranking.rescore([window, definition], q, disabled=off)
+    assert [h.path for h in out] == ["src/lib/ares_qcache.c", "src/lib/ares_private.h"]
+    assert out[1].score == pytest.approx(0.032)
+    # with the priors stage off the window stays first
+    out = ranking.rescore([window, definition], q, disabled=(*off, "priors"))
+    assert out[0].path == "src/lib/ares_private.h"
