@@ -67,6 +67,7 @@ SCOPE_BOOST, SCOPE_PENALTY = 1.5, 0.6  # tests / docs, for questions about them 
 KEY_LINE_SHARE = 0.5  # a key line carries at least this share of the best line's weight
 KEY_LINE_MIN = 0.15  # ... and at least this share of the whole question's weight
 CLOSE_ENOUGH = 0.8  # a runner-up is described in full when its score is ≥ this share of the best
+SEE_ALSO = 3  # retrieved definitions the card neither describes nor relates, named at its end
 
 # Words that say what kind of answer is wanted, not what it is about.
 QUESTION_WORDS = frozenset(
@@ -450,7 +451,7 @@ class Source:
     lines: list[tuple[int, str]] = field(default_factory=list)
     score: float = 0.0
     text: str = ""
-    role: str = "definition"  # definition | related
+    role: str = "definition"  # definition | related | see_also
     calls: list[str] = field(default_factory=list)
 
     @property
@@ -820,6 +821,8 @@ def evidence_card(
     relations = _relations(
         sources, others, graph, weights, CALLER_ANSWER if parsed.asks_callers else None
     )
+    if not (parsed.asks_callers or parsed.asks_definition or parsed.kind == SYMBOL):
+        _see_also(cands, sources)  # a name asked for: its definition, not other places
     missing = words_for(question, unseen)
     return EvidenceCard(
         question, sources, relations, render_card(sources, relations, missing), missing
@@ -921,6 +924,28 @@ def _same_definition(a: Any, b: Any) -> bool:
         and a.start_line <= b.end_line + 1
         and b.start_line <= a.end_line + 1
     )
+
+
+def _see_also(hits: Sequence[Any], sources: list[Source], limit: int = SEE_ALSO) -> None:
+    """Append (role ``see_also``) up to ``limit`` definitions of ``hits``, in retrieval order,
+    that no source already cites (nor another window of): where else to read. The card
+    describes what scored best for the question's words; retrieval's next definitions (the
+    retry future's ``poll`` when a builder's ``retry`` leads) are named, not described."""
+    added = 0
+    for h in hits:
+        if added >= limit:
+            return
+        if h.kind not in DEFINITION_KINDS or not h.symbol:
+            continue
+        if any(_covers(s, h) or _same_definition(s, h) for s in sources):
+            continue
+        _source_for(h, sources, role="see_also")
+        added += 1
+
+
+def _covers(s: Source, h: Any) -> bool:
+    """Whether source ``s`` already shows all of ``h``'s lines (a class and its header)."""
+    return s.path == h.path and s.start_line <= h.start_line and h.end_line <= s.end_line
 
 
 def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Source:
@@ -1178,6 +1203,10 @@ def render_card(
     if relations:
         out += ["", "How they connect:"]
         out += [f"- {r.text}" for r in relations]
+    see = [s for s in sources if s.role == "see_also"]
+    if see:
+        named = ", ".join(f"{_name(s)} ({_md_code(s.location)}) {_cite(s.n)}" for s in see)
+        out += ["", f"See also: {named}."]
     return "\n".join(out)
 
 

@@ -438,7 +438,8 @@ def test_ask_hyde_searches_with_the_hypothetical_snippet():
     assert opts.k == 2
     assert opts.extra_queries == ["def lookup_default(name):\n    return default_map[name]"]
     assert len(llm.calls) == 2 and "hyde" in ans.timings_ms
-    assert [c.n for c in ans.citations] == [1]
+    # [1] the model's citation; the card names the other hit at its end ("See also")
+    assert [c.n for c in ans.citations] == [1, 2]
 
 
 def test_ask_rejects_empty_question():

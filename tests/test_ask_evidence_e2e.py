@@ -141,7 +141,7 @@ def test_sources_keep_whole_locations_in_a_narrow_terminal(indexed):
     rows = [ln for ln in p.stdout.splitlines() if re.match(r"\s*\[\d+\]\s", ln)]
     assert rows, p.stdout
     for row in rows:
-        assert re.search(r"\S+\.py:\d+-\d+", row), row
+        assert re.search(r"\S+\.(?:py|js):\d+-\d+", row), row
 
 
 def test_short_symbol_drops_leading_qualifiers_only():
