@@ -520,6 +520,8 @@ def summary_prompt(question: str, card: Any) -> str:
     """The small model's task: one or two sentences over the evidence card's facts."""
     facts: list[str] = []
     for s in card.sources:
+        if s.role == "see_also":
+            continue  # named for the reader; the summary is about what the card describes
         who = f"`{s.symbol}`" if s.symbol else f"code in {s.path}"
         fact = f"[{s.n}] {who} is a {s.kind} in {s.path}."
         if s.doc:
@@ -684,7 +686,7 @@ def ask(
                 system=SUMMARY_SYSTEM,
                 max_tokens=120,
                 stream=stream,
-                grammar=summary_grammar(len(card.sources)),  # type: ignore[call-arg]
+                grammar=summary_grammar(sum(s.role != "see_also" for s in card.sources)),  # type: ignore[call-arg]
             )
         shown: list[Hit] = [_as_hit(s, s.n) for s in card.sources]
     else:

@@ -476,6 +476,13 @@ def test_summary_prompt_lists_the_card_facts_and_the_question():
     assert prompt.endswith(
         "Question: Where is default_map read?\n\nAnswer in one or two sentences."
     )
+    # the card names `echo` at its end ("See also"); the model's facts leave it out
+    assert [(s.symbol, s.role) for s in card.sources] == [
+        ("Context.lookup_default", "definition"),
+        ("echo", "see_also"),
+    ]
+    assert "See also: `echo` (`src/pkg/utils.py:10-12`) [2]." in card.text
+    assert "echo" not in prompt
 
 
 def test_summary_grammar_allows_only_cited_sentences():

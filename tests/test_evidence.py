@@ -912,3 +912,77 @@ def test_a_caller_that_is_another_window_of_a_described_definition_cites_it():
     assert _source_for(window, sources) is described and len(sources) == 1
     other = Chunk("history.py", 420, 430, "def walk(root):", "python", "function", "walk")
     assert _source_for(other, sources).n == 2 and len(sources) == 2
+
+
+def test_the_card_ends_with_the_retrieved_definitions_it_does_not_cite():
+    """A facade leads (it says "retry" most); the retry future's ``poll`` that does the work is
+    named under "See also", in retrieval order, at most 3, never a window, never something a
+    line above already cites (a class that holds the lead, another window of a definition)."""
+    q = "how does the retry middleware decide whether a request is retried?"
+    hits = [
+        hit(
+            1,
+            "src/builder/mod.rs",
+            243,
+            "pub fn retry(self, policy: P) -> Self {\n"
+            "    // retry middleware: decide whether a request is retried\n"
+            "    self.layer(RetryLayer::new(policy))\n}",
+            "ServiceBuilder.retry",
+            "method",
+        ),
+        hit(2, "src/builder/mod.rs", 240, "/// retry\n", None, "window"),
+        hit(
+            3,
+            "src/retry/future.rs",
+            71,
+            "fn poll(self) {\n    policy.retry(req)\n}",
+            "ResponseFuture.poll",
+            "method",
+        ),
+        hit(
+            4,
+            "src/retry/mod.rs",
+            17,
+            "pub struct Retry<P, S> {\n    policy: P,\n}",
+            "Retry",
+            "class",
+        ),
+        hit(
+            5,
+            "src/builder/mod.rs",
+            243,
+            "pub fn retry(self, policy: P) -> Self {\n}",
+            "ServiceBuilder.retry",
+            "method",
+        ),
+        hit(
+            6,
+            "src/retry/layer.rs",
+            4,
+            "pub struct RetryLayer<P> {\n    policy: P,\n}",
+            "RetryLayer",
+            "class",
+        ),
+        hit(
+            7,
+            "src/retry/budget.rs",
+            55,
+            "fn new() -> Budget {\n    Budget {}\n}",
+            "Budget.new",
+            "method",
+        ),
+    ]
+    card = evidence_card(q, hits)
+    assert card.sources[0].symbol == "ServiceBuilder.retry"
+    see = [(s.n, s.symbol) for s in card.sources if s.role == "see_also"]
+    assert [sym for _, sym in see] == ["ResponseFuture.poll", "Retry", "RetryLayer"]
+    first = see[0][0]
+    assert card.text.endswith(
+        f"See also: `ResponseFuture.poll` (`src/retry/future.rs:71-73`) [{first}], "
+        f"`Retry` (`src/retry/mod.rs:17-19`) [{first + 1}], "
+        f"`RetryLayer` (`src/retry/layer.rs:4-6`) [{first + 2}]."
+    )
+    # a bare name or "where is X defined?" is answered by its definition alone
+    for q in ("ServiceBuilder.retry", "where is ServiceBuilder.retry defined?"):
+        card = evidence_card(q, hits)
+        assert all(s.role != "see_also" for s in card.sources) and "See also" not in card.text
