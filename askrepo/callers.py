@@ -22,6 +22,7 @@ from typing import Any
 from .datatypes import CODE, TEST, is_definition
 from .declarations import other_declarations
 from .errors import UsageError
+from .receivers import receiver_types
 
 MAX_CALLERS = 200  # callers read from the index for one name
 MAX_CALL_LINES = 5  # call lines quoted per caller
@@ -71,6 +72,9 @@ class CallersResult:
     others: int = 0
     truncated: bool = False
     note: str = ""
+    # callers left out: every call goes through a variable declared with the type of another
+    # class that defines the name (``runner = CliRunner()``; ``runner.invoke(``)
+    elsewhere: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +84,7 @@ class CallersResult:
             "others": self.others,
             "truncated": self.truncated,
             "note": self.note,
+            "elsewhere": self.elsewhere,
         }
 
 
@@ -207,7 +212,12 @@ def _through_owner(caller: Any, calls: str, definition: Any, owner_unique: bool)
     # a method of the same class, on its own object: the class itself when it is in this file
     # or is the only one so named (a platform variant of the class in another file is not)
     same_class = (caller.symbol or "").rpartition(".")[0] == owner and (nearby or owner_unique)
-    return same_class and own_call(caller.text, calls, name)
+    if same_class and own_call(caller.text, calls, name):
+        return True
+    # through a variable the caller declares with the owner's type (``ctx: Context`` and
+    # ``ctx.invoke(``), the class being this file's or the only one so named
+    typed = receiver_types(caller.text, calls, name)
+    return (nearby or owner_unique) and owner.rpartition(".")[2] in typed
 
 
 def find_callers(
@@ -259,7 +269,10 @@ def find_callers(
     bare_ok = any(d.kind == "function" for d in targets) and not any(
         n.kind == "function" for n in namesakes
     )
+    owners = {_owner_name(d) for d in targets} - {""}
+    other_owners = {_owner_name(n) for n in namesakes} - {""} - owners
     callers: list[Caller] = []
+    elsewhere = 0
     for c in rows:
         if c.path in external and external_call(c.text, last, external[c.path]):
             continue  # ``from html import escape``: another module's function
@@ -272,6 +285,15 @@ def find_callers(
             )
             or (bare_ok and bare_call(shown, last))
         )
+        if not certain and other_owners:
+            typed = receiver_types(c.text, shown, last)
+            if (
+                typed
+                and typed <= other_owners  # None (a type not known) is never in it
+                and not any(_extends(store, o, t) for o in owners for t in typed)
+            ):
+                elsewhere += 1
+                continue  # ``runner = CliRunner()``: calls ``CliRunner.invoke``
         callers.append(
             Caller(
                 path=c.path,
@@ -304,5 +326,57 @@ def find_callers(
                 f"{len(declared)} method declaration(s) of a trait or interface"
             )
         note = f"{what} are named {last!r}: callers marked certain=false may call one of them"
+    if elsewhere:
+        note += (
+            f"{'; ' if note else ''}{elsewhere} caller(s) left out: they call {last!r} through "
+            "an object declared as another class that defines it"
+        )
     others = len(namesakes) + len(declared)
-    return CallersResult(wanted, defs, callers, others, truncated, note)
+    return CallersResult(wanted, defs, callers, others, truncated, note, elsewhere)
+
+
+def _owner_name(d: Any) -> str:
+    """The last part of a method's class: ``Context`` of ``click.core.Context.invoke``."""
+    return (d.symbol or "").rpartition(".")[0].rpartition(".")[2]
+
+
+def _extends(store: Any, owner: str, other: str, depth: int = 4) -> bool:
+    """Whether a class named ``owner`` derives from ``other``, as far as the headers of the
+    indexed classes show (``class Group(MultiCommand)``, ``class MultiCommand(Command)``;
+    ``class A extends B implements C``; ``struct S: P``): then a call through an ``other``
+    may reach ``owner``'s method. An ``owner`` not found counts as related (nothing is left
+    out), and so does a chain deeper than ``depth``."""
+    seen = {owner}
+    level = [owner]
+    for i in range(depth):
+        bases: list[str] = []
+        for name in level:
+            found = [c for _, c, _ in store.by_symbol([name], limit=50) if c.kind == "class"]
+            if not found and i == 0:
+                return True
+            for c in found:
+                words = re.findall(r"(?<![\w$])[A-Z][\w$]*", class_header(c.text))
+                if other in words:
+                    return True
+                bases += [w for w in words if w not in seen]
+        level = list(dict.fromkeys(bases))
+        seen.update(level)
+        if not level:
+            return False
+    return True
+
+
+def class_header(text: str, limit: int = 3) -> str:
+    """A class chunk's header: its lines up to the one that opens the body (``{``, ``:``).
+
+    >>> class_header("class Group(MultiCommand):\\n    # A Group.\\n")
+    'class Group(MultiCommand):'
+    >>> class_header("public class A\\n    extends B {\\n  int x;")
+    'public class A\\n    extends B {'
+    """
+    out = []
+    for line in text.split("\n")[:limit]:
+        out.append(line)
+        if line.rstrip().endswith(("{", ":")):
+            break
+    return "\n".join(out)

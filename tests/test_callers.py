@@ -54,6 +54,15 @@ FILES = {
         "\n"
         "def page(title):\n"
         "    return '<h1>' + escape(title)\n"
+        "\n"
+        "\n"
+        "def typed(h: Hasher, seed):\n"
+        "    return h.create(seed)\n"
+        "\n"
+        "\n"
+        "def with_hmac(key):\n"
+        "    mac = Hmac()\n"
+        "    return mac.create(key)\n"
     ),
     "tests/test_users.py": (
         "from pkg.users import make_user\n\n\ndef test_make_user():\n    assert make_user('a')\n"
@@ -91,10 +100,13 @@ def test_a_method_s_callers_are_certain_only_when_the_call_shows_its_class(repo)
     assert _callers(res) == [
         ("Hasher.rehash", True, [6]),  # self.create( from its own class
         ("seed_hash", True, [13]),  # Hasher.create(
+        ("typed", True, [25]),  # h.create( with h: Hasher
         ("make_user", False, [8]),  # create(: not through a Hasher
         ("anything", False, [17]),  # obj.create(: any create
     ]
     assert "2 other definition(s)" in res.note
+    # with_hmac's mac = Hmac(): mac.create( is Hmac's (Hmac does not derive from Hasher)
+    assert res.elsewhere == 1 and "1 caller(s) left out" in res.note
 
 
 def test_a_function_s_bare_calls_are_certain_and_comments_are_not_calls(repo):
@@ -107,6 +119,7 @@ def test_a_function_s_bare_calls_are_certain_and_comments_are_not_calls(repo):
         ("seed_hash", False),
         ("anything", False),
     }
+    assert res.elsewhere == 2  # h.create( (h: Hasher) and mac.create( (mac = Hmac())
 
 
 def test_a_name_imported_from_outside_is_not_a_call_of_the_repository_s(repo):
@@ -232,3 +245,66 @@ def test_a_trait_s_bodiless_method_is_a_namesake_of_the_only_definition(tmp_path
     assert graph.definitions["retry"] == 2
     graph = evidence.gather_graph(store, store.find_symbol("fileStore.Close"))
     assert graph.definitions["Close"] == 1
+
+
+TYPED = {
+    "src/Hasher.java": (
+        "public class Hasher {\n"
+        "    public byte[] digest(byte[] data) {\n"
+        "        return data;\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/Salted.java": (
+        "public class Salted\n"
+        "        extends Hasher {\n"
+        "    public byte[] digest(byte[] data) {\n"
+        "        return salt(data);\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/Checksum.java": (
+        "public class Checksum {\n"
+        "    public long digest(byte[] data) {\n"
+        "        return 0L;\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/Store.java": (
+        "public class Store {\n"
+        "    void save(Hasher h, byte[] d) {\n"
+        "        write(h.digest(d));\n"
+        "    }\n"
+        "\n"
+        "    void check(byte[] d) {\n"
+        "        Checksum sum = new Checksum();\n"
+        "        verify(sum.digest(d));\n"
+        "    }\n"
+        "\n"
+        "    void salted(final Salted s, byte[] d) {\n"
+        "        write(s.digest(d));\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_a_call_through_a_declared_type(tmp_path, monkeypatch):
+    """Real index (Java): ``Hasher h`` makes ``h.digest(`` Hasher's — certain; ``Checksum sum =
+    new Checksum()`` makes ``sum.digest(`` Checksum's — left out of Hasher.digest's callers;
+    for the subclass ``Salted.digest`` (``class Salted extends Hasher`` over two lines), a call
+    through a ``Hasher`` may dispatch to it — possible, not left out."""
+    root = tmp_path / "repo"
+    for rel, text in TYPED.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(root)
+    store = open_index(root)
+    res = find_callers(store, "Hasher.digest")
+    assert _callers(res) == [("Store.save", True, [3])]
+    assert res.elsewhere == 2  # Checksum's sum.digest( and Salted's s.digest(
+    sub = find_callers(store, "Salted.digest")
+    assert _callers(sub) == [("Store.salted", True, [12]), ("Store.save", False, [3])]
+    assert sub.elsewhere == 1  # only sum.digest(: a Checksum is no Salted
