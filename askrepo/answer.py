@@ -680,13 +680,14 @@ def ask(
         return done(card.text, card_citations, [], False, claims)
 
     if getattr(llm, "name", "") == "embedded":  # a 135M model: one or two sentences, no code
+        described = sum(s.role != "see_also" for s in card.sources)  # what it may cite
         with _timed(timings, "generate"):
             raw = llm.generate(
                 summary_prompt(question, card),
                 system=SUMMARY_SYSTEM,
                 max_tokens=120,
                 stream=stream,
-                grammar=summary_grammar(sum(s.role != "see_also" for s in card.sources)),  # type: ignore[call-arg]
+                grammar=summary_grammar(described),  # type: ignore[call-arg]
             )
         shown: list[Hit] = [_as_hit(s, s.n) for s in card.sources]
     else:
