@@ -366,16 +366,33 @@ def _extends(store: Any, owner: str, other: str, depth: int = 4) -> bool:
     return True
 
 
+_CLASS_LINE = re.compile(
+    r"\b(?:class|struct|interface|trait|object|enum|record|protocol|extension|impl|type)\b"
+)
+
+
 def class_header(text: str, limit: int = 3) -> str:
-    """A class chunk's header: its lines up to the one that opens the body (``{``, ``:``).
+    """A class chunk's header: from the line that names it (past a leading doc comment or
+    decorators) to the one that opens the body (``{``, ``:``), at most ``limit`` lines.
 
     >>> class_header("class Group(MultiCommand):\\n    # A Group.\\n")
     'class Group(MultiCommand):'
-    >>> class_header("public class A\\n    extends B {\\n  int x;")
+    >>> class_header("/**\\n * A Hasher.\\n */\\npublic class A\\n    extends B {\\n  int x;")
     'public class A\\n    extends B {'
     """
+    from .ranking import LEAD_COMMENT
+
+    lines = text.split("\n")
+    at = next(
+        (
+            i
+            for i, ln in enumerate(lines[:40])
+            if _CLASS_LINE.search(ln) and not LEAD_COMMENT.match(ln)
+        ),
+        0,
+    )
     out = []
-    for line in text.split("\n")[:limit]:
+    for line in lines[at : at + limit]:
         out.append(line)
         if line.rstrip().endswith(("{", ":")):
             break
