@@ -83,6 +83,18 @@ def repo(tmp_path_factory):
     return root, home
 
 
+def _indexed(tmp_path, monkeypatch, files):
+    """A real index of ``files`` (a git repository in ``tmp_path``), opened."""
+    root = tmp_path / "repo"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(root)
+    return open_index(root)
+
+
 def _store(repo):
     root, home = repo
     with askrepo_home(home):
@@ -222,14 +234,7 @@ def test_a_trait_s_bodiless_method_is_a_namesake_of_the_only_definition(tmp_path
     (``fileStore.Close``) is its implementation: its caller stays certain."""
     from askrepo import evidence
 
-    root = tmp_path / "repo"
-    for rel, text in RUST.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
-    index_repo(root)
-    store = open_index(root)
+    store = _indexed(tmp_path, monkeypatch, RUST)
     assert store.declarations(["retry", "Close", "poll"]) == {
         "retry": [2],
         "Close": [0],
@@ -294,14 +299,7 @@ def test_a_call_through_a_declared_type(tmp_path, monkeypatch):
     new Checksum()`` makes ``sum.digest(`` Checksum's — left out of Hasher.digest's callers;
     for the subclass ``Salted.digest`` (``class Salted extends Hasher`` over two lines), a call
     through a ``Hasher`` may dispatch to it — possible, not left out."""
-    root = tmp_path / "repo"
-    for rel, text in TYPED.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
-    index_repo(root)
-    store = open_index(root)
+    store = _indexed(tmp_path, monkeypatch, TYPED)
     res = find_callers(store, "Hasher.digest")
     assert _callers(res) == [("Store.save", True, [3])]
     assert res.elsewhere == 2  # Checksum's sum.digest( and Salted's s.digest(
