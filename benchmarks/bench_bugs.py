@@ -129,7 +129,8 @@ def main() -> None:
     if args.limit:
         cases = cases[: args.limit]
     wt = args.worktree
-    if not (wt / ".git").exists():
+    fresh = not (wt / ".git").exists()  # cloned without a checkout: check out even at HEAD
+    if fresh:
         wt.parent.mkdir(parents=True, exist_ok=True)
         git("clone", "-q", "--shared", "--no-checkout", str(args.git_dir), str(wt))
     rows = []
@@ -137,7 +138,9 @@ def main() -> None:
     tokenized: dict[str, list[str]] = {}  # file content hash -> BM25 tokens
     for c in cases:
         rev = args.at or c["parent"]
-        if git("rev-parse", "HEAD", cwd=wt).strip() != git("rev-parse", rev, cwd=wt).strip():
+        head = git("rev-parse", "HEAD", cwd=wt).strip()
+        if fresh or head != git("rev-parse", rev, cwd=wt).strip():
+            fresh = False
             git("checkout", "-q", "-f", rev, cwd=wt)
             git("clean", "-q", "-f", "-d", "-x", cwd=wt)
             r = None
