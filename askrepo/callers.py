@@ -202,7 +202,14 @@ def visibly_calls(caller: Any, definition: Any, owner_unique: bool = False) -> b
     return _through_owner(caller, "\n".join(s.text for s in sites), definition, owner_unique)
 
 
-def _through_owner(caller: Any, calls: str, definition: Any, owner_unique: bool) -> bool:
+def _through_owner(
+    caller: Any,
+    calls: str,
+    definition: Any,
+    owner_unique: bool,
+    typed: set[str | None] | None = None,
+) -> bool:
+    """``typed``: ``receiver_types(caller.text, calls, name)`` when the caller has it."""
     owner, _, name = (definition.symbol or "").rpartition(".")
     if not owner:
         return False
@@ -216,7 +223,8 @@ def _through_owner(caller: Any, calls: str, definition: Any, owner_unique: bool)
         return True
     # through a variable the caller declares with the owner's type (``ctx: Context`` and
     # ``ctx.invoke(``), the class being this file's or the only one so named
-    typed = receiver_types(caller.text, calls, name)
+    if typed is None:
+        typed = receiver_types(caller.text, calls, name)
     return (nearby or owner_unique) and owner.rpartition(".")[2] in typed
 
 
@@ -271,6 +279,13 @@ def find_callers(
     )
     owners = {_owner_name(d) for d in targets} - {""}
     other_owners = {_owner_name(n) for n in namesakes} - {""} - owners
+    derives: dict[tuple[str, str], bool] = {}  # (owner, type) -> _extends, read once per pair
+
+    def related(owner: str, other: str) -> bool:
+        if (owner, other) not in derives:
+            derives[owner, other] = _extends(store, owner, other)
+        return derives[owner, other]
+
     callers: list[Caller] = []
     elsewhere = 0
     for c in rows:
@@ -278,19 +293,21 @@ def find_callers(
             continue  # ``from html import escape``: another module's function
         sites = call_lines(c.text, c.start_line, last, c.symbol, limit=len(c.text))
         shown = "\n".join(s.text for s in sites)  # the calls, not the caller's own header
+        # the declared types of what it calls through: read only when a namesake makes it matter
+        typed = receiver_types(c.text, shown, last) if namesakes or declared else set()
         certain = bool(targets) and (
             not (namesakes or declared)
             or any(
-                _through_owner(c, shown, d, u) for d, u in zip(targets, owner_unique, strict=True)
+                _through_owner(c, shown, d, u, typed)
+                for d, u in zip(targets, owner_unique, strict=True)
             )
             or (bare_ok and bare_call(shown, last))
         )
         if not certain and other_owners:
-            typed = receiver_types(c.text, shown, last)
             if (
                 typed
                 and typed <= other_owners  # None (a type not known) is never in it
-                and not any(_extends(store, o, t) for o in owners for t in typed)
+                and not any(related(o, t) for o in owners for t in typed)
             ):
                 elsewhere += 1
                 continue  # ``runner = CliRunner()``: calls ``CliRunner.invoke``
