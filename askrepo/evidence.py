@@ -935,12 +935,11 @@ def _see_also(hits: Sequence[Any], sources: list[Source], limit: int = SEE_ALSO)
     for h in hits:
         if added >= limit:
             return
-        if h.kind not in DEFINITION_KINDS or not h.symbol:
+        if h.kind not in DEFINITION_KINDS or not h.symbol or any(_covers(s, h) for s in sources):
             continue
-        if any(_covers(s, h) or _same_definition(s, h) for s in sources):
-            continue
-        _source_for(h, sources, role="see_also")
-        added += 1
+        before = len(sources)
+        _source_for(h, sources, role="see_also")  # reuses a source of the same definition
+        added += len(sources) > before
 
 
 def _covers(s: Source, h: Any) -> bool:
