@@ -73,7 +73,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST
+from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST, symbol_matches
 from .identifiers import split_identifier, stem
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
@@ -985,6 +985,50 @@ def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ())
     scored = [(key(c), c) for c in chunks if (c.symbol or "").split(".")[-1] == last]
     best = max((k for k, _ in scored), default=(0, 0, 0))
     return [c for k, c in scored if k == best and best[0] > 0]
+
+
+def named_definitions(
+    defs: Sequence[Any],
+    names: Sequence[str],
+    project: Sequence[str] = (),
+    qualified: Collection[str] | None = None,
+) -> tuple[list[Any], list[tuple[str, int, int]]]:
+    """Of ``defs`` (the definitions ``store.by_symbol`` finds for ``names`` and their last
+    parts, in its order), those a name names: the symbol is the name (``Context.invoke``),
+    ends with it (``core.Context.invoke``), or its last part is the name (``invoke`` names
+    ``Context.invoke``). A qualified name no symbol spells out (``rich.console.Console``: the
+    module is the file) names the definitions of its last part whose location shows most of
+    its qualifiers (``by_qualifiers``); only for the names in ``qualified``, when given. Also
+    returns, per name found that way, (last part, qualifiers shown, qualifiers). Shared by
+    search (``Retriever._symbol_matches``) and ``store.find_symbol``.
+
+    >>> from types import SimpleNamespace as C
+    >>> defs = [C(path="rich/console.py", symbol="Console"),
+    ...         C(path="rich/console.py", symbol="Console.print"),
+    ...         C(path="rich/_log.py", symbol="Console")]
+    >>> found, shown = named_definitions(defs, ["rich.console.Console", "print"], ("rich",))
+    >>> [(c.path, c.symbol) for c in found], shown
+    ([('rich/console.py', 'Console.print'), ('rich/console.py', 'Console')], [('Console', 2, 2)])
+    """
+    found: list[Any] = []
+    for c in defs:
+        sym = c.symbol or ""
+        if any(symbol_matches(sym, n) for n in names) or sym.split(".")[-1] in names:
+            found.append(c)
+    shown: list[tuple[str, int, int]] = []
+    for name in names:
+        if "." not in name or any(symbol_matches(c.symbol, name) for c in found):
+            continue
+        if qualified is not None and name not in qualified:
+            continue
+        *quals, last = name.split(".")
+        best = by_qualifiers(name, defs, project)
+        found += [c for c in best if not any(c is f for f in found)]
+        if best:
+            shown.append(
+                (last, qualifier_matches(quals, best[0].path, best[0].symbol, project), len(quals))
+            )
+    return found, shown
 
 
 @lru_cache(maxsize=256)

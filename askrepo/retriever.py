@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config, ranking
-from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition, symbol_matches
+from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
 from .errors import UsageError
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
@@ -650,35 +650,17 @@ class Retriever:
         if not names:
             return []
         wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
-        found: list[tuple[str, Chunk]] = []
-        by_last: dict[str, list[tuple[str, Chunk]]] = {}
-        for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50):
-            if not is_definition(chunk.kind):
-                continue
-            sym = chunk.symbol or ""
-            by_last.setdefault(sym.split(".")[-1], []).append((cid, chunk))
-            if sym in names or sym.split(".")[-1] in names:
-                chunks[cid] = chunk
-                found.append((cid, chunk))
-        # A qualified name no symbol spells out (``rich.console.Console``: the module is the
-        # file): the definitions of its last part whose location shows most of its qualifiers.
-        syms = [c.symbol or "" for _, c in found]
+        rows = [
+            (cid, chunk)
+            for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50)
+            if is_definition(chunk.kind)
+        ]
         project = ranking.project_words(self.project)
-        for name in names:
-            if "." not in name or any(symbol_matches(s, name) for s in syms):
-                continue
-            if typed is not None and name not in typed:
-                continue
-            *quals, last = name.split(".")
-            rows = by_last.get(last, [])
-            best = ranking.by_qualifiers(name, [c for _, c in rows], project)
-            for cid, c in rows:
-                if any(c is b for b in best) and (cid, c) not in found:
-                    chunks[cid] = c
-                    found.append((cid, c))
-            if best:
-                shown = ranking.qualifier_matches(quals, best[0].path, best[0].symbol, project)
-                notes.append(f"`{last}` found by its qualifiers ({shown} of {len(quals)} shown)")
+        defs, shown = ranking.named_definitions([c for _, c in rows], names, project, typed)
+        found = [(cid, c) for d in defs for cid, c in rows if c is d]
+        for cid, c in found:
+            chunks[cid] = c
+        notes += [f"`{last}` found by its qualifiers ({n} of {of} shown)" for last, n, of in shown]
         return found
 
     def _expand(

@@ -678,22 +678,19 @@ class IndexStore:
         """Exact qualified-symbol matches, else ``.name`` suffix matches, else — for a
         qualified name no symbol spells out (``rich.console.Console``, ``hyper::server::Builder``)
         — the definitions of its last part whose location shows most of its qualifiers
-        (``ranking.by_qualifiers``); definitions only (never a line window or a markdown
+        (``ranking.named_definitions``); definitions only (never a line window or a markdown
         heading: ``datatypes.is_definition``)."""
         from .datatypes import is_definition
         from .query import qualified_name
-        from .ranking import by_qualifiers, project_words
+        from .ranking import named_definitions, project_words
 
         name = qualified_name(name)
-        rows = [c for _, c, _ in self.by_symbol([name], limit=200) if is_definition(c.kind)]
+        defs = [c for _, c, _ in self.by_symbol([name], limit=200) if is_definition(c.kind)]
+        if not defs and "." in name:  # the qualifiers may be a module, crate or package path
+            last = name.rsplit(".", 1)[1]
+            defs = [c for _, c, _ in self.by_symbol([last], limit=200) if is_definition(c.kind)]
+        rows, _ = named_definitions(defs, [name], project_words(self.repo.name))
         exact = [c for c in rows if c.symbol == name]
-        if not rows and "." in name:
-            last = [
-                c
-                for _, c, _ in self.by_symbol([name.rsplit(".", 1)[1]], limit=200)
-                if is_definition(c.kind)
-            ]
-            rows = by_qualifiers(name, last, project_words(self.repo.name))
         return sorted(exact or rows, key=lambda c: (c.path, c.start_line))
 
     def has_term(self, term: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -637,6 +638,37 @@ def test_project_words_drop_versions_and_split_names():
 )
 def test_qualifier_matches(qualifiers, path, symbol, project, count):
     assert ranking.qualifier_matches(qualifiers, path, symbol, project) == count
+
+
+def _def(path, symbol):
+    return SimpleNamespace(path=path, symbol=symbol)
+
+
+def test_named_definitions_by_symbol_suffix_last_part_and_qualifiers():
+    defs = [
+        _def("src/server/conn.rs", "Builder"),
+        _def("src/client/conn.rs", "Builder"),
+        _def("src/server/conn.rs", "Builder.http2_only"),
+        _def("src/common/exec.rs", "conn.Exec.execute"),
+        _def("src/common/other.rs", "Unrelated"),
+    ]
+    # "Exec.execute" ends conn.Exec.execute; "http2_only" is a last part; hyper.server.conn.Builder
+    # is spelled by no symbol: the server's Builder shows 3 of its 3 qualifiers, the client's 2
+    found, shown = ranking.named_definitions(
+        defs, ["hyper.server.conn.Builder", "Exec.execute", "http2_only"], ("hyper",)
+    )
+    assert [(c.path, c.symbol) for c in found] == [
+        ("src/server/conn.rs", "Builder.http2_only"),
+        ("src/common/exec.rs", "conn.Exec.execute"),
+        ("src/server/conn.rs", "Builder"),
+    ]
+    assert shown == [("Builder", 3, 3)]
+    # the qualifier search is only for the names given in ``qualified``
+    found, shown = ranking.named_definitions(defs, ["hyper.server.conn.Builder"], ("hyper",), set())
+    assert found == [] and shown == []
+    # without the project word: the directory and the file stem still tell the two apart
+    found, shown = ranking.named_definitions(defs, ["server.conn.Builder"], ())
+    assert [c.path for c in found] == ["src/server/conn.rs"] and shown == [("Builder", 2, 2)]
 
 
 # --- names given a value: constants, variables, type aliases, macros ---------------------------
