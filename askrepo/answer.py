@@ -324,12 +324,23 @@ def _context_names(question: str, subject: list[str]) -> list[str]:
     return [n for n in query_identifiers(question) if n not in about]
 
 
+# An error type a question names as the symptom (``NoMethodError``, ``NullPointerException``,
+# ``KeyError``): often a language's own, which the code never spells.
+_ERROR_TYPE = re.compile(r"[A-Z]\w*(?:Error|Exception)")
+
+
 def subject_identifiers(question: str) -> list[str]:
     """The identifiers a question names outside quoted messages; none for a pasted issue body
-    or stack trace (``askrepo.query``'s ``trace`` kind), where every name is context.
+    or stack trace (``askrepo.query``'s ``trace`` kind), where every name is context. An error
+    type (``NoMethodError``) is context too when the question names something else: "why do I
+    get a NoMethodError in convert_p?" is about ``convert_p``.
 
     >>> subject_identifiers('Why does `read_config` fail with "KeyError in ConfigLoader"?')
     ['read_config']
+    >>> subject_identifiers("why do I get a NoMethodError in convert_p?")
+    ['convert_p']
+    >>> subject_identifiers("where is NoMethodError rescued?")
+    ['NoMethodError']
     """
     from askrepo.identifiers import query_identifiers
     from askrepo.query import is_trace, quoted_message_spans
@@ -339,7 +350,9 @@ def subject_identifiers(question: str) -> list[str]:
     text = question
     for a, b in quoted_message_spans(question):
         text = text[:a] + " " * (b - a) + text[b:]
-    return query_identifiers(text)
+    names = query_identifiers(text)
+    about = [n for n in names if not _ERROR_TYPE.fullmatch(n.rsplit(".", 1)[-1])]
+    return about or names
 
 
 def _absent(names: list[str], store: Any) -> list[str]:

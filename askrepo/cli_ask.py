@@ -218,8 +218,8 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
             names += f" and {len(answer.not_in_code) - len(shown)} more"
         console.print(
             Text(
-                f"Not in the code base: {names} (quoted in the question; no definition and no "
-                "occurrence in the index). The answer comes from the rest of the question.",
+                f"Not in the code base: {names} (named in the question as context; no definition "
+                "and no occurrence in the index). The answer comes from the rest of the question.",
                 style="yellow",
             )
         )

@@ -102,6 +102,19 @@ def test_ask_absent_identifier_is_still_refused_without_a_model(indexed):
     assert data["answer"].startswith("The code base does not contain `PaymentGatewayRegistry`")
 
 
+def test_ask_an_error_type_the_code_never_names_is_the_symptom_not_the_subject(indexed):
+    # a language's own exception names what went wrong, not what the question is about
+    root, home = indexed
+    q = "why does authenticate_user throw a NullPointerException?"
+    data = json.loads(_ask(q, "--repo", str(root), "--backend", "none", "--json", home=home).stdout)
+    assert data["refused"] is False and data["not_in_code"] == ["NullPointerException"]
+    assert data["citations"][0]["symbol"] == "authenticate_user"
+    # named alone, it is the subject: refused
+    q = "where is NullPointerException caught?"
+    data = json.loads(_ask(q, "--repo", str(root), "--backend", "none", "--json", home=home).stdout)
+    assert data["refused"] is True and "`NullPointerException`" in data["answer"]
+
+
 def test_ask_a_pasted_error_naming_a_foreign_type_is_answered_not_refused(indexed):
     # the name comes from the user's runtime, not from this code: say so, answer the rest
     root, home = indexed
@@ -112,7 +125,7 @@ def test_ask_a_pasted_error_naming_a_foreign_type_is_answered_not_refused(indexe
     assert data["citations"][0]["symbol"] == "authenticate_user"
     p = _ask(q, "--repo", str(root), "--backend", "none", home=home)
     text = " ".join(p.stdout.split())
-    assert "Not in the code base: `SessionVaultProxy` (quoted in the question" in text
+    assert "Not in the code base: `SessionVaultProxy` (named in the question" in text
     assert "authenticate_user" in text and "Traceback" not in p.stderr
     # "-": the same question from standard input, the same answer
     piped = _ask("-", "--repo", str(root), "--backend", "none", home=home, stdin=q + "\n")

@@ -203,7 +203,7 @@ function onEvent(kind, data) {
     box.innerHTML = renderMarkdown(data.answer, cites);
     const secs = ((data.timings_ms && data.timings_ms.total) || 0) / 1000;
     const absent = (data.not_in_code || []).length
-      ? `not in the code base: ${data.not_in_code.join(", ")} (quoted in the question) · ` : "";
+      ? `not in the code base: ${data.not_in_code.join(", ")} (named in the question) · ` : "";
     $("#answer-meta").textContent = absent + (data.refused
       ? `answered from the index alone · ${secs.toFixed(1)} s`
       : `${data.backend} · ${data.model} · ${secs.toFixed(1)} s`);
