@@ -67,6 +67,12 @@ def _mask(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda m: re.sub(r"[^\n]", "x", m.group(0)), text)
 
 
+def _blank(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` with every match of ``pattern`` replaced by as many spaces (newlines kept): no
+    word of the match, nor a made-up one (``xxx.xxx``), is left to read as a name."""
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
 def citations_in(text: str) -> list[int]:
     """``[n]`` numbers in ``text`` outside code, in first-appearance order (ranges expanded)."""
     masked = _mask(_mask(text, _FENCE), _SPAN)
@@ -172,15 +178,15 @@ def named_things(claim: str) -> Named:
             _add(named.identifiers, _clean_ident(ident))
         else:
             _add(named.literals, inner)
-    prose = _mask(body, _SPAN)
+    prose = _blank(body, _SPAN)
     for m in _QUOTED.finditer(prose):
         _add(named.literals, body[m.start() + 1 : m.end() - 1])
-    prose = _mask(prose, _QUOTED)
+    prose = _blank(prose, _QUOTED)
     for pat in (_PATH, _SLASH_PATH):
         for m in pat.finditer(prose):
             if _is_path(m.group(1)):
                 _add_path(named, body[m.start() : m.end()])
-        prose = _mask(prose, pat)
+        prose = _blank(prose, pat)
     for m in _LINE_REF.finditer(prose):
         a = int(m.group(1))
         b = int(m.group(2)) if m.group(2) else a

@@ -88,6 +88,13 @@ def test_named_things_worked_example():
     assert n.literals == ["raise UsageError(...)", "No such option"]
 
 
+def test_named_things_two_code_spans_joined_by_a_dot_name_nothing_more():
+    # the spans are read once, as what they are; what is left between them is no name
+    # (they were once masked with x's, and `foo`.`bar` read as a name "xxxxx.xxxxx")
+    assert named_things("Use `foo`.`bar` here [1].").identifiers == ["foo", "bar"]
+    assert named_things('It says "no such"."option" [1].').identifiers == []
+
+
 def test_supported_claim():
     c = check_claim(
         "`Context.lookup_default` reads `default_map` and returns `value()` at line 732 [1].",
