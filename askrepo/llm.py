@@ -168,7 +168,8 @@ def choose_backend(
     ``ASKREPO_OPENAI_BASE_URL`` when that is set and serves the model, else ``fallback``:
     "embedded" or "none"; ``ASKREPO_BACKEND`` replaces "auto"). ``model``: the model name
     (default ``ASKREPO_LLM``; Ollama's default is qwen3:14b, an OpenAI server's its only model);
-    the embedded backend uses it only when it is a path to a ``.gguf`` file. When "auto" falls
+    the embedded backend uses it only when it is a path to a ``.gguf`` file (asked for by name,
+    ``backend="embedded"`` with any other ``model`` is a ``UsageError``). When "auto" falls
     back, the returned LLM's ``note`` says why.
     """
     backend = (backend or "auto").strip().lower()
@@ -178,6 +179,12 @@ def choose_backend(
         raise UsageError(
             f"Unknown backend {backend!r} — use one of: {', '.join(BACKENDS)} "
             "(--backend or ASKREPO_BACKEND)."
+        )
+    if backend == "embedded" and model and not model.lower().endswith(".gguf"):
+        raise UsageError(
+            f"The embedded backend runs a local .gguf file, not a model named {model!r} — "
+            "pass a .gguf path with --model, omit --model for the bundled SmolLM2, or use "
+            "--backend ollama / openai for a served model."
         )
     model = model or os.environ.get("ASKREPO_LLM") or None
     if backend == "none":

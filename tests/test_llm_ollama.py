@@ -187,3 +187,10 @@ def test_backend_env_selects_embedded_without_contacting_ollama(monkeypatch):
 def test_unknown_backend_is_a_usage_error():
     with pytest.raises(UsageError, match="auto, ollama, openai, embedded"):
         choose_backend("gpt4all")
+
+
+def test_embedded_backend_asked_for_a_model_by_name_is_a_usage_error(monkeypatch):
+    # the embedded backend runs a .gguf file; a name would be ignored and SmolLM2 run instead
+    monkeypatch.delenv("ASKREPO_BACKEND", raising=False)
+    with pytest.raises(UsageError, match=r"not a model named 'nosuch' — pass a \.gguf path"):
+        choose_backend("embedded", model="nosuch")
