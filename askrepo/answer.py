@@ -595,7 +595,9 @@ def ask(
     question = question.strip()
     if not question:
         raise UsageError('The question is empty — ask something, e.g. `askrepo ask "where is X?"`.')
-    k = k or config.top_k()
+    k = config.top_k() if k is None else k
+    if k < 1:
+        raise UsageError(f"k must be at least 1 (got {k}) — the snippets to retrieve, e.g. -k 8")
     timings: dict[str, float] = {}
     start = time.perf_counter()
     store = retriever.store

@@ -460,6 +460,12 @@ def search(
         root = default_repo(repo[0] if repo else None)
         search_history_cmd(query, root, k=k, mode=mode, model=model, json_out=json_out)
         return
+    if max_per_file is not None and max_per_file < 1:
+        from .errors import UsageError
+
+        raise UsageError(
+            f"--max-per-file must be at least 1 (got {max_per_file}) — omit it for no cap"
+        )
     opts = SearchOptions(
         k=k,
         mode=mode,
@@ -585,7 +591,8 @@ def print_snippet(h: Any, title: str, preview_lines: int = 6) -> None:
         )
     )
     if len(lines) > preview_lines:
-        out.print(f"[dim]   … {len(lines) - preview_lines} more lines[/]")
+        more = len(lines) - preview_lines
+        out.print(f"[dim]   … {more} more line{'s' if more != 1 else ''}[/]")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -630,6 +637,10 @@ def grep(
         )
     if res.note:
         err.print(f"[dim]{res.note}[/]")
+    if res.truncated and res.matches:
+        more = res.total_matches - len(res.matches)
+        many = f"{more} more matching lines" if more > 0 else "more matching lines"
+        err.print(f"[dim]… {many} (raise --limit, now {limit}, or narrow with --path)[/]")
     if res.timed_out:
         err.print("[yellow]note:[/] the pattern timed out; results are partial")
     if not res.matches:

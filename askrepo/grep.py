@@ -556,7 +556,7 @@ def _bad_regex(what: str, err: _RgError, hint: str) -> UsageError:
     )
 
 
-_REGEX_HINT = "fix it, or pass literal=true to search the text as is"
+_REGEX_HINT = "fix it, or search the text as is (`--literal`; literal=true over MCP)"
 
 
 def _check_regex(what: str, regex: str, hint: str) -> None:

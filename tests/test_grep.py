@@ -357,3 +357,22 @@ def test_cli_grep_prints_code_verbatim_not_as_markup(tmp_path):
     r = CliRunner().invoke(app, ["grep", "tuple", "--repo", str(root)])
     assert r.exit_code == 0, r.output
     assert "m.py:1: def pair() -> tuple[str, int]:" in r.output
+
+
+def test_cli_grep_says_how_many_matches_the_limit_left_out(tmp_path):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.indexer import index_repo
+    from tests.fakes import FakeEmbedder
+
+    body = "".join(f"def f{i}():\n    return 'needle'\n" for i in range(7))
+    root = _repo(tmp_path / "r", {"m.py": body})
+    index_repo(root, embedder=FakeEmbedder())
+    r = CliRunner().invoke(app, ["grep", "needle", "--limit", "3", "--repo", str(root)])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("m.py:") == 3
+    assert "… 4 more matching lines (raise --limit, now 3, or narrow with --path)" in r.output
+    # all of them shown: no such line
+    r = CliRunner().invoke(app, ["grep", "needle", "--limit", "7", "--repo", str(root)])
+    assert r.output.count("m.py:") == 7 and "more matching" not in r.output

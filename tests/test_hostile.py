@@ -7,8 +7,10 @@ import subprocess
 import pytest
 
 import askrepo.indexer as indexer_mod
+from askrepo.answer import ask
 from askrepo.errors import UsageError
 from askrepo.indexer import index_repo
+from askrepo.llm import NoModel
 from askrepo.retriever import MAX_K, Retriever, SearchOptions
 from tests.fakes import FakeEmbedder
 from tests.fixture_repo import run_cli
@@ -132,7 +134,23 @@ def test_query_edge_cases(small_index):
     for k in (0, -3):
         with pytest.raises(UsageError, match="k must be at least 1"):
             r.search("alpha", SearchOptions(k=k))
+    for k in (0, -3):  # ask too: 0 is not "the default"
+        with pytest.raises(UsageError, match="k must be at least 1"):
+            ask("what does alpha return?", r, NoModel(), k=k)
     huge = r.search("alpha", SearchOptions(k=10**9)).hits
     assert 1 <= len(huge) <= MAX_K
     with pytest.raises(UsageError, match="Unknown mode"):
         r.search("alpha", SearchOptions(mode="sparse"))
+
+
+def test_search_max_per_file_below_one_is_refused_not_read_as_no_cap(small_index):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+
+    root = str(small_index.store.repo)
+    for bad in ("0", "-1"):
+        r = CliRunner().invoke(app, ["search", "alpha", "--max-per-file", bad, "--repo", root])
+        assert r.exit_code == 2, r.output
+        assert f"--max-per-file must be at least 1 (got {bad})" in r.output
+        assert "Traceback" not in r.output
