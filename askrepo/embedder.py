@@ -50,6 +50,7 @@ class ModelSpec:
     hub_model: str | None = None  # fastembed model name, downloaded from Hugging Face
     download_mb: int = 0
     distill_from: str | None = None  # MODELS name of the teacher of a static table (static_embed)
+    offered: bool = True  # False: selectable to reproduce a measurement, not listed to users
     # A chunk whose text is longer than this many characters (about max_tokens of code) also
     # gets piece vectors of its later lines (indexer.piece_texts); 0: one vector per chunk.
     piece_chars: int = 0
@@ -99,6 +100,7 @@ MODELS: dict[str, ModelSpec] = {
         max_tokens=512,
         description="static token vectors distilled from all-MiniLM-L6-v2 (not recommended)",
         distill_from="minilm-fp32",
+        offered=False,
     ),
 }
 
@@ -164,7 +166,8 @@ def model_spec(name: str | None = None) -> ModelSpec:
         return MODELS[key]
     except KeyError:
         raise UsageError(
-            f"Unknown embedding model {key!r}; choose one of: {', '.join(MODELS)} "
+            f"Unknown embedding model {key!r}; choose one of: "
+            f"{', '.join(n for n, spec in MODELS.items() if spec.offered)} "
             "(--model or ASKREPO_MODEL)."
         ) from None
 

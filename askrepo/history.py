@@ -507,6 +507,13 @@ class HistoryIndex:
         try:
             meta = _read_meta(path)
         except FileNotFoundError:
+            from .ingest import git_toplevel
+
+            if repo.is_dir() and git_toplevel(repo) is None:
+                raise NoIndexError(
+                    f"{repo} is not inside a git repository, so it has no history to search "
+                    "— search its code without --history"
+                ) from None
             raise NoIndexError(
                 f"No history index for {repo} — run `askrepo index --history {repo}`"
             ) from None

@@ -322,16 +322,43 @@ def _has_pieces(vectors: Any) -> bool:
     return "piece" in vectors.schema.names
 
 
+def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
+    """The error for a repository without an index, with the fix that works: a path that is
+    no directory, a directory inside an indexed repository, a model not offered, or else the
+    ``askrepo index`` command to run."""
+    from .embedder import model_spec
+    from .errors import UsageError
+
+    if not repo.exists():
+        return NoIndexError(f"{repo} does not exist — pass a repository directory with --repo")
+    if not repo.is_dir():
+        return NoIndexError(f"{repo} is a file — pass its repository's directory with --repo")
+    for parent in repo.parents:
+        if any((p / META_FILE).exists() for p in repo_dir(parent).glob("*")):
+            return NoIndexError(
+                f"No index for {repo}: it is inside the indexed repository {parent} — "
+                f"use --repo {parent}"
+            )
+    if model is not None:
+        try:
+            model_spec(model)
+        except UsageError as exc:
+            return NoIndexError(str(exc))
+        opt = "" if model == config.DEFAULT_EMBED_MODEL else f" --model {model}"
+        return NoIndexError(
+            f"No index for {repo} with model {model} — run `askrepo index {repo}{opt}`"
+        )
+    return NoIndexError(f"No index for {repo} — run `askrepo index {repo}`")
+
+
 def find_index(repo: Path, model: str | None = None) -> Path:
     """The index directory for ``repo``; with no model, the default model's or the newest one."""
     repo = Path(repo).resolve()
-    hint = f"run `askrepo index {repo}`"
     if model is not None or config.embed_model() != config.DEFAULT_EMBED_MODEL:
         name = model or config.embed_model()
         path = index_dir(repo, model_id_for(name))
         if not (path / META_FILE).exists():
-            opt = "" if name == config.DEFAULT_EMBED_MODEL else f" --model {name}"
-            raise NoIndexError(f"No index for {repo} with model {name} — {hint}{opt}")
+            raise _no_index(repo, name)
         return path
     default = index_dir(repo, model_id_for(config.DEFAULT_EMBED_MODEL))
     if (default / META_FILE).exists():
@@ -342,7 +369,7 @@ def find_index(repo: Path, model: str | None = None) -> Path:
         reverse=True,
     )
     if not candidates:
-        raise NoIndexError(f"No index for {repo} — {hint}")
+        raise _no_index(repo)
     return candidates[0]
 
 

@@ -154,3 +154,29 @@ def test_search_max_per_file_below_one_is_refused_not_read_as_no_cap(small_index
         assert r.exit_code == 2, r.output
         assert f"--max-per-file must be at least 1 (got {bad})" in r.output
         assert "Traceback" not in r.output
+
+
+def test_no_index_errors_name_a_fix_that_works(small_index, tmp_path):
+    from askrepo.errors import NoIndexError
+    from askrepo.history import HistoryIndex
+    from askrepo.store import open_index
+
+    root = small_index.store.repo
+    cases = [
+        (tmp_path / "missing", None, "does not exist — pass a repository directory with --repo"),
+        (root / "a.py", None, "is a file — pass its repository's directory with --repo"),
+        (tmp_path / "elsewhere", None, "run `askrepo index "),
+        (root, "nosuch", "Unknown embedding model 'nosuch'; choose one of: minilm,"),
+        (root, "minilm-int8", f"run `askrepo index {root} --model minilm-int8`"),
+    ]
+    (tmp_path / "elsewhere").mkdir()
+    (root / "sub").mkdir()
+    cases.append((root / "sub", None, f"inside the indexed repository {root} — use --repo {root}"))
+    for path, model, says in cases:
+        with pytest.raises(NoIndexError) as exc:
+            open_index(path, model)
+        assert says in str(exc.value), (path, model, str(exc.value))
+    assert "minilm-static" not in str(pytest.raises(NoIndexError, open_index, root, "x").value)
+    # history of a directory that is no git work tree: nothing to index, say so
+    with pytest.raises(NoIndexError, match="not inside a git repository"):
+        HistoryIndex.open(root, embedder=FakeEmbedder())
