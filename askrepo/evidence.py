@@ -264,7 +264,8 @@ def first_sentence(text: str, limit: int = MAX_DOC_CHARS) -> str:
 
 def leading_doc(text: str, symbol: str | None) -> str | None:
     """The definition's own description: its docstring (Python) or the comment block right
-    above or at the start of it (``#``, ``//``, ``///``, ``/** */``, ``--``), paragraph one.
+    above it (``#``, ``//``, ``///``, ``/** */``, ``--``) or, after a Python-style header, at
+    the start of its body; paragraph one.
 
     >>> leading_doc("// Sum two numbers.\\nfunc Add(a, b int) int {", "Add")
     'Sum two numbers.'
@@ -301,7 +302,15 @@ def leading_doc(text: str, symbol: str | None) -> str | None:
     doc = _docstring(lines, body) if body < len(lines) else None
     if doc is None and above:
         doc = _comment_text(above)
-    if doc is None and body < len(lines) and LEAD_COMMENT.match(lines[body]):
+    # a comment opening the body stands for a docstring only after a Python-style header
+    # (``def f():``); after a brace it is a note on the first statement ("// Adjust max param")
+    header_end = lines[body - 1].split("#")[0].rstrip() if body >= 1 else ""
+    if (
+        doc is None
+        and header_end.endswith(":")
+        and body < len(lines)
+        and LEAD_COMMENT.match(lines[body])
+    ):
         block = []
         while body < len(lines) and LEAD_COMMENT.match(lines[body]):
             block.append(lines[body])

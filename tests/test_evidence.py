@@ -146,6 +146,13 @@ def test_leading_doc_reads_docstrings_and_comments():
     assert leading_doc(c, "luaC_barrier_") == "Barrier that moves collector forward."
     lua = "--- Split a string into a list.\n-- @param s the string\nfunction split(s)\nend"
     assert leading_doc(lua, "split") == "Split a string into a list."
+    # a comment opening a braced body is about the next statement, not the function
+    go = "func (r *Router) insert(path string) {\n\t// Adjust max param\n\tr.max++\n}"
+    assert leading_doc(go, "Router.insert") is None
+    # after a Python header, a comment in place of a docstring describes the function
+    assert leading_doc("def f():\n    # Compute the total.\n    return 1", "f") == (
+        "Compute the total."
+    )
 
 
 def test_key_lines_are_the_lines_with_the_most_weight_in_line_order():
