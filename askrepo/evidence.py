@@ -503,6 +503,7 @@ class EvidenceCard:
     text: str  # the card as markdown
     missing: list[str] = field(default_factory=list)  # question words no candidate contains
     nowhere: list[str] = field(default_factory=list)  # ... nor any indexed file, in any form
+    notes: list[str] = field(default_factory=list)  # sentences after the lead (no citations)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -510,6 +511,7 @@ class EvidenceCard:
             "relations": [r.to_dict() for r in self.relations],
             "missing": list(self.missing),
             "nowhere": list(self.nowhere),
+            "notes": list(self.notes),
         }
 
 
@@ -833,9 +835,28 @@ def evidence_card(
     if not (parsed.asks_callers or parsed.asks_definition or parsed.kind == SYMBOL):
         _see_also(cands, sources)  # a name asked for: its definition, not other places
     missing = words_for(question, unseen)
-    return EvidenceCard(
-        question, sources, relations, render_card(sources, relations, missing), missing
-    )
+    notes = _callers_unknown(sources, relations, graph) if parsed.asks_callers else []
+    text = render_card(sources, relations, missing, notes=notes)
+    return EvidenceCard(question, sources, relations, text, missing, notes=notes)
+
+
+def _callers_unknown(sources: Sequence[Source], relations: Sequence[Relation], graph: Graph):
+    """For "what calls X?" when the card states no caller of the X it shows because X's name
+    is defined more than once (a trait method every service implements) and no call shows
+    which definition it reaches: the one sentence that says so and where the calls are."""
+    defs = [s for s in sources if s.role == "definition" and s.symbol]
+    if not defs:
+        return []
+    name = _last(defs[0].symbol)
+    count = graph.definitions.get(name, 1)
+    stated = any(f" calls {_md_code(s.symbol)} " in r.text for r in relations for s in defs)
+    calls = any(graph.callers.get(s.symbol) for s in defs)
+    if stated or count < 2 or not calls:
+        return []
+    return [
+        f"{_md_code(name)} is defined {count} times, and no call of it shows which definition "
+        f"it reaches; `askrepo callers {name}` lists every call."
+    ]
 
 
 # "what calls X?": the words that ask for callers are not terms the code should show
@@ -1157,7 +1178,7 @@ def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
         cites = [numbers.get(n, n) for n in r.citations]
         body = re.sub(r"(\s*\[\d+\])+\.$", "", r.text)
         relations.append(Relation(f"{body} {_cite(*cites)}.", cites))
-    text = render_card(sources, relations, card.missing, card.nowhere)
+    text = render_card(sources, relations, card.missing, card.nowhere, card.notes)
     return replace(card, sources=sources, relations=relations, text=text)
 
 
@@ -1167,7 +1188,7 @@ def with_nowhere(card: EvidenceCard, nowhere: Sequence[str]) -> EvidenceCard:
     words = [w for w in card.missing if w in set(nowhere)]
     if not words:
         return card
-    text = render_card(card.sources, card.relations, card.missing, words)
+    text = render_card(card.sources, card.relations, card.missing, words, card.notes)
     return replace(card, text=text, nowhere=words)
 
 
@@ -1176,11 +1197,13 @@ def render_card(
     relations: Sequence[Relation],
     missing: Sequence[str] = (),
     nowhere: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     """The card as markdown: a lead sentence, the definitions, then how they connect.
 
     ``missing``: question words none of the retrieved code contains, said after the lead;
-    ``nowhere``: those of them no indexed file contains in any form, said so.
+    ``nowhere``: those of them no indexed file contains in any form, said so; ``notes``:
+    sentences said after those.
     """
     defs = [s for s in sources if s.role == "definition"]
     if not defs:
@@ -1203,6 +1226,8 @@ def render_card(
     if unseen:
         said = ", ".join(w.lower() for w in unseen)
         lead += f" No retrieved code mentions the words: {said}."
+    for note in notes:
+        lead += f" {note}"
     out = [lead, ""]
     for i, s in enumerate(defs, 1):
         body = _describe(s)

@@ -793,6 +793,19 @@ def test_callers_of_a_name_defined_more_than_once_are_stated_when_their_code_sho
     assert stated({"create": 2, "Hasher": 2}) == {"`Hasher.rehash`"}  # same file only
     # a name defined once: every caller the index has
     assert stated({"create": 1}) == {"`strHash`", "`anyHash`", "`Hasher.rehash`"}
+    # none shows it (create defined 5 times; only `mac.create(`): the card says so and where
+    # the calls are, rather than listing none without a word
+    graph = Graph(definitions={"create": 5, "Hasher": 1}, callers={"Hasher.create": callers[1:2]})
+    card = evidence_card("what calls Hasher.create?", [b], graph)
+    assert not [r for r in card.relations if "calls `Hasher.create`" in r.text]
+    note = (
+        "`create` is defined 5 times, and no call of it shows which definition it reaches; "
+        "`askrepo callers create` lists every call."
+    )
+    assert card.notes == [note] and note in card.text.split("\n")[0]
+    # a caller stated: no such note
+    graph = Graph(definitions={"create": 5, "Hasher": 1}, callers={"Hasher.create": callers})
+    assert evidence_card("what calls Hasher.create?", [b], graph).notes == []
 
 
 def test_a_callers_question_describes_only_the_definitions_it_names():
