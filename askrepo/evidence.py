@@ -787,7 +787,10 @@ def evidence_card(
             continue
         if any(_same_definition(cands[i], cands[j]) for j in chosen):
             continue  # another window of a long definition already described
-        if scores[i] >= CLOSE_ENOUGH * best and cands[i].kind in DEFINITION_KINDS:
+        # a bare name several definitions share (hyper's three `Builder` structs): each of them
+        # (the very name, not a method `Echo.Router` that ends with it)
+        namesake = parsed.kind == SYMBOL and sym == parsed.symbol
+        if (scores[i] >= CLOSE_ENOUGH * best or namesake) and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)
 
     sources: list[Source] = []
@@ -1212,7 +1215,14 @@ def render_card(
     what = f"a {_kind(top)} in " if top.symbol else ""
     lead = f"The best match is {_name(top)}, {what}{_md_code(top.location)} {_cite(top.n)}."
     if len(defs) > 1:
-        rest = ", ".join(f"{_name(s)} {_cite(s.n)}" for s in defs[1:])
+        # a name shown twice says where each one is (`Builder` in server.rs and in client.rs)
+        names = [s.symbol for s in defs]
+        rest = ", ".join(
+            f"{_name(s)} ({_md_code(s.location)}) {_cite(s.n)}"
+            if s.symbol and names.count(s.symbol) > 1
+            else f"{_name(s)} {_cite(s.n)}"
+            for s in defs[1:]
+        )
         lead += f" Also relevant: {rest}."
     absent = [w for w in missing if w in set(nowhere)]
     unseen = [w for w in missing if w not in set(nowhere)]

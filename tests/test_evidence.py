@@ -756,6 +756,66 @@ def test_a_call_by_an_ambiguous_name_is_stated_only_when_the_code_shows_it():
     assert "`bcrypt` (`bcrypt.zig:461-463`) calls" not in rel
 
 
+def test_a_bare_name_several_definitions_share_describes_each_and_says_where():
+    """hyper's `Builder`: three structs of that name, the second and third far below the
+    first in the card's score; a bare name asks for all of them, and the lead tells them apart
+    by location."""
+    hits = [
+        hit(
+            1,
+            "src/server/server.rs",
+            42,
+            "pub struct Builder<I> {\n    incoming: I,\n}",
+            "Builder",
+            "class",
+        ),
+        hit(
+            2,
+            "src/server/server.rs",
+            60,
+            "impl<I> Builder<I> {\n    pub fn new() {}\n}",
+            None,
+            "window",
+        ),
+        hit(
+            3,
+            "src/server/server.rs",
+            80,
+            "pub fn http1_only(self) -> Self {\n    self\n}",
+            "Builder.http1_only",
+            "method",
+        ),
+        hit(
+            4,
+            "src/client/conn.rs",
+            148,
+            "pub struct Builder {\n    exec: Exec,\n}",
+            "Builder",
+            "class",
+        ),
+        hit(
+            5,
+            "src/client/client.rs",
+            874,
+            "pub struct Builder {\n    pool: Config,\n}",
+            "Builder",
+            "class",
+        ),
+    ]
+    card = evidence_card("Builder", hits)
+    described = [(s.path, s.symbol) for s in card.sources if s.role == "definition"]
+    assert described == [
+        ("src/server/server.rs", "Builder"),
+        ("src/client/conn.rs", "Builder"),
+        ("src/client/client.rs", "Builder"),
+    ]
+    assert card.text.startswith(
+        "The best match is `Builder`, a class in `src/server/server.rs:42-44` [1]. Also "
+        "relevant: `Builder` (`src/client/conn.rs:148-150`) [2], `Builder` "
+        "(`src/client/client.rs:874-876`) [3]."
+    )
+
+
 def test_callers_of_a_name_defined_more_than_once_are_stated_when_their_code_shows_it():
     """``create`` is defined twice; the card states "D calls Hasher.create" only for callers
     whose code shows that call is this one: through ``Hasher.`` (from another file only when
