@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -373,6 +373,63 @@ def _present(name: str, store: Any) -> bool:
     return False
 
 
+def in_changed_files(
+    names: Sequence[str], root: Path, changed: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(name, path) for each of ``names`` that occurs (``presence.text_has_term``) in one of the
+    ``changed`` files (repository paths changed, added or deleted since indexing) as it is on
+    disk now; the first such file per name. The index cannot show that code yet: the answer
+    says where the name is and that ``--refresh`` reads it."""
+    from askrepo.presence import text_has_term
+    from askrepo.safe_read import read_regular
+
+    if not names or not changed:
+        return []
+    texts: list[tuple[str, str]] = []
+    for rel in changed[:200]:
+        try:
+            raw = read_regular(Path(root) / rel, config.max_file_bytes(), label=rel)
+        except (OSError, UsageError):
+            continue  # deleted, not a regular file, too big: nothing to point to
+        texts.append((rel, raw.decode("utf-8", "replace")))
+    out: list[tuple[str, str]] = []
+    for name in dict.fromkeys(names):
+        where = next((rel for rel, text in texts if text_has_term(name, [text])), None)
+        if where is not None:
+            out.append((name, where))
+    return out
+
+
+def changed_note(found: Sequence[tuple[str, str]], *, refused: bool = False) -> str:
+    """The sentence for ``in_changed_files``'s names: after a card's lead, or (``refused``) as
+    the answer when the index has none of the names the question is about.
+
+    >>> changed_note([("FindRoute", "router.go")])  # doctest: +NORMALIZE_WHITESPACE
+    '`FindRoute` is in `router.go`, changed since the index was built, so the code above may
+    not show it: ask again with `--refresh` to read it.'
+    >>> changed_note([("Gnu", "gnu.go")], refused=True)  # doctest: +NORMALIZE_WHITESPACE
+    '`Gnu` is not in the index yet: it is in `gnu.go`, changed since the index was built — ask
+    again with `--refresh` to read it.'
+    """
+    them = "them" if len(found) > 1 else "it"
+    if refused:
+        where = (
+            f"it is in `{found[0][1]}`"
+            if len(found) == 1
+            else ", ".join(f"`{n}` is in `{p}`" for n, p in found)
+        )
+        names = _join_names([n for n, _ in found]).replace(" or ", " and ")
+        return (
+            f"{names} {'is' if len(found) == 1 else 'are'} not in the index yet: {where}, "
+            f"changed since the index was built — ask again with `--refresh` to read {them}."
+        )
+    said = " and ".join(f"`{n}` is in `{p}`" for n, p in found)
+    return (
+        f"{said}, changed since the index was built, so the code above may not show {them}: "
+        f"ask again with `--refresh` to read {them}."
+    )
+
+
 def _join_names(names: list[str]) -> str:
     quoted = [f"`{n}`" for n in names]
     if len(quoted) == 1:
@@ -577,8 +634,13 @@ def ask(
     hyde: bool = False,
     stream: Callable[[str], None] | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    changed: Sequence[str] = (),
 ) -> Answer:
     """Answer ``question`` from the indexed code, with citations resolved against the hits.
+
+    ``changed``: the repository paths changed since indexing (``freshness.Freshness.changed``);
+    a name the question is about that the index lacks but one of them contains is pointed to
+    (``in_changed_files``), in the card's lead or the refusal.
 
     Stages (each timed in ``timings_ms``): refusal check (identifiers named in the question
     that are absent from the index → answered without the model, ``refused=True``), optional
@@ -590,7 +652,8 @@ def ask(
     ``retrieved`` holds every hit.
     """
     from askrepo.claims import check_answer
-    from askrepo.evidence import evidence_card, renumber_card, with_nowhere
+    from askrepo.evidence import evidence_card, renumber_card, with_notes, with_nowhere
+    from askrepo.presence import text_has_term
 
     question = question.strip()
     if not question:
@@ -656,7 +719,14 @@ def ask(
         hits = with_commit_evidence(question, retriever, hits, k)
 
     if missing:
-        return done(refusal_text(missing, meta), [], [], True)
+        # a name in a file changed or added since indexing is not absent: say where it is
+        moved = in_changed_files(missing, Path(getattr(store, "repo", ".")), changed)
+        absent = [n for n in missing if n not in {m for m, _ in moved}]
+        parts = [refusal_text(absent, meta)] if absent else []
+        if moved:
+            parts.append(changed_note(moved, refused=True))
+        text = " ".join(parts)
+        return done(text, [], [], True)
     if not hits:
         return done(
             "The search found no code for this question, so there is nothing to answer from — "
@@ -678,6 +748,16 @@ def ask(
     if card.missing and hasattr(store, "absent_fragments"):
         with _timed(timings, "presence"):
             card = with_nowhere(card, nowhere_words(card.missing, store))
+    if changed:  # a name the index lacks, in a file changed since: say where it is
+        unseen = [
+            n
+            for n in subject_identifiers(question)
+            if not any(text_has_term(n, [s.text]) for s in card.sources)
+            and not store.find_symbol(n)
+        ]
+        moved = in_changed_files(unseen, Path(getattr(store, "repo", ".")), changed)
+        if moved:
+            card = with_notes(card, [changed_note(moved)])
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 

@@ -105,8 +105,9 @@ def ask(
             highlight=False,
             soft_wrap=True,
         )
+    changed = fresh.changed if fresh is not None and fresh.stale else []
     if json_out:
-        answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+        answer = ask_question(question, retriever, llm, k=k, hyde=hyde, changed=changed)
         if multi:
             from .cli_multi import with_repos
 
@@ -117,9 +118,11 @@ def ask(
         return
     if out.is_terminal and llm.name != "none":
         with _LiveAnswer(out, llm) as live:
-            answer = ask_question(question, retriever, llm, k=k, hyde=hyde, stream=live.add)
+            answer = ask_question(
+                question, retriever, llm, k=k, hyde=hyde, stream=live.add, changed=changed
+            )
     else:
-        answer = ask_question(question, retriever, llm, k=k, hyde=hyde)
+        answer = ask_question(question, retriever, llm, k=k, hyde=hyde, changed=changed)
     if multi:
         from .cli_multi import absolute_paths
 

@@ -1185,6 +1185,13 @@ def renumber_card(card: EvidenceCard, numbers: dict[int, int]) -> EvidenceCard:
     return replace(card, sources=sources, relations=relations, text=text)
 
 
+def with_notes(card: EvidenceCard, notes: Sequence[str]) -> EvidenceCard:
+    """The card, re-rendered, with more sentences after its lead (``render_card``'s notes)."""
+    notes = [*card.notes, *notes]
+    text = render_card(card.sources, card.relations, card.missing, card.nowhere, notes)
+    return replace(card, text=text, notes=notes)
+
+
 def with_nowhere(card: EvidenceCard, nowhere: Sequence[str]) -> EvidenceCard:
     """The card, re-rendered, saying which of its ``missing`` words occur in no indexed file in
     any form (an exact scan decides that: ``askrepo.presence.has_fragment``)."""

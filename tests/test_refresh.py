@@ -177,3 +177,39 @@ def test_cli_status_during_phase_2(repo):
     assert out["dense_partial"] is True and out["hits"][0]["symbol"] == "authenticate_user"
     proc = _cli("search", "authenticate_user", "--repo", str(repo), "--explain")
     assert "dense over 0/" in proc.stdout and "embedded chunks" in proc.stdout
+
+
+def test_ask_points_to_a_changed_file_for_a_name_the_index_lacks(repo, monkeypatch, tmp_path):
+    """A name added to a file after indexing: the card says where it is and that --refresh
+    reads it; a name only in a file added since is 'not in the index yet', not absent from
+    the code base. Without the changed paths, the old behaviour (a refusal for the new file)."""
+    from askrepo.answer import ask
+    from askrepo.freshness import check_store
+    from askrepo.llm import NoModel
+
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    with (repo / "shop" / "auth.py").open("a") as f:
+        f.write("\n\ndef rotate_session_keys(store):\n    return store.rotate()\n")
+    (repo / "shop" / "audit.py").write_text("def record_login_attempt(user):\n    return user\n")
+    retriever = Retriever(open_index(repo), emb)
+    fresh = check_store(retriever.store)
+    assert fresh.stale and set(fresh.changed) == {"shop/auth.py", "shop/audit.py"}
+
+    a = ask("where is rotate_session_keys?", retriever, NoModel(), changed=fresh.changed)
+    assert not a.refused
+    assert (
+        "`rotate_session_keys` is in `shop/auth.py`, changed since the index was built, so the "
+        "code above may not show it: ask again with `--refresh` to read it." in a.answer
+    )
+    a = ask("where is record_login_attempt?", retriever, NoModel(), changed=fresh.changed)
+    assert a.refused and a.answer == (
+        "`record_login_attempt` is not in the index yet: it is in `shop/audit.py`, changed "
+        "since the index was built — ask again with `--refresh` to read it."
+    )
+    a = ask("where is record_login_attempt?", retriever, NoModel())
+    assert a.refused and a.answer.startswith("The code base does not contain")
+    # a name in no file at all: still refused as absent, even with changed files
+    a = ask("where is PaymentGatewayRegistry?", retriever, NoModel(), changed=fresh.changed)
+    assert a.refused and a.answer.startswith("The code base does not contain")
