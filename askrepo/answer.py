@@ -451,10 +451,10 @@ def refusal_text(missing: list[str], meta: Any | None = None) -> str:
         if files is not None and chunks is not None:
             scope = f"the index ({files} files, {chunks} chunks"
             scope += f", commit {commit[:12]})" if commit else ")"
-    what = "that name" if len(missing) == 1 else "those names"
+    what, it = ("that name", "it") if len(missing) == 1 else ("those names", "them")
     return (
         f"The code base does not contain {_join_names(missing)}: no definition with {what} "
-        f"(exact or qualified) and no occurrence of it anywhere in {scope}. "
+        f"(exact or qualified) and no occurrence of {it} anywhere in {scope}. "
         "The model was not asked, so nothing was made up; check the spelling, or re-index "
         "with `askrepo index` if the code changed."
     )

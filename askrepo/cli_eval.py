@@ -26,7 +26,7 @@ def eval_cmd(
             "--queries",
             "-q",
             help="Question file: askrepo JSON list or click-eval JSONL "
-            "(default: <repo>/eval/queries.json).",
+            "(default: REPO/eval/queries.json).",
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="Cut-off for @k metrics.")] = 5,

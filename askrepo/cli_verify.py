@@ -36,8 +36,9 @@ def verify(
 ) -> None:
     """Check citations against the working tree: valid, moved (new lines given), changed or gone.
 
-    The cited lines are read from the citation's @commit with git; without one, from --hash
-    alone, else from the indexed commit (or HEAD when the repo has no index).
+    The cited lines are read from the citation's @commit with git; without a commit, the
+    lines are judged by their --hash alone, else read from the indexed commit (or HEAD when
+    the repo has no index).
     """
     from .cli import default_repo
     from .errors import UsageError

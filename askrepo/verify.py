@@ -349,12 +349,25 @@ def verify_citation(
         expected_hash=digest,
         current_hash=now_hash,
         moved_to=places,
-        message=_message(status, cite, sha, places, gone_file=current is None),
+        message=_message(
+            status,
+            cite,
+            sha,
+            places,
+            gone_file=current is None,
+            lines_now=len(current) if current is not None else None,
+        ),
     )
 
 
 def _message(
-    status: str, cite: Citation, sha: str | None, places: list[Place], *, gone_file: bool
+    status: str,
+    cite: Citation,
+    sha: str | None,
+    places: list[Place],
+    *,
+    gone_file: bool,
+    lines_now: int | None = None,
 ) -> str:
     since = f" since {sha[:12]}" if sha else ""
     if status == VALID:
@@ -365,4 +378,10 @@ def _message(
         return f"The cited lines moved{since}: now at {where}{more}"
     if status == GONE:
         return f"{cite.path} no longer exists and the cited lines were found nowhere else"
+    if lines_now is not None and cite.end_line > lines_now:  # the file got shorter
+        return (
+            f"{cite.location} changed{since}: {cite.path} now has {lines_now} "
+            f"line{'s' * (lines_now != 1)}, fewer "
+            "than the citation's last line, and the cited lines are nowhere in it"
+        )
     return f"{cite.location} changed{since}: the cited lines are no longer in {cite.path}"

@@ -180,3 +180,22 @@ def test_no_index_errors_name_a_fix_that_works(small_index, tmp_path):
     # history of a directory that is no git work tree: nothing to index, say so
     with pytest.raises(NoIndexError, match="not inside a git repository"):
         HistoryIndex.open(root, embedder=FakeEmbedder())
+
+
+def test_help_paragraphs_reflow_to_the_terminal_not_at_source_newlines():
+    """A command's docstring paragraphs are wrapped to the terminal's width: not broken where
+    the source line ended (``ask --help`` showed "how they" alone on a line at 80 columns)."""
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+
+    r = CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "80", "TERM": "dumb"})
+    assert r.exit_code == 0, r.output
+    lines = [ln.strip() for ln in r.output.splitlines()]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("The answer starts from"))
+    end = lines.index("", start)
+    paragraph = lines[start:end]
+    assert len(paragraph) >= 3
+    assert all(len(ln) >= 60 for ln in paragraph[:-1]), paragraph
+    r = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
+    assert "REPO/eval/queries.json" in r.output  # not swallowed as an HTML tag

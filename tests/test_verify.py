@@ -133,6 +133,17 @@ def test_changed_when_the_cited_lines_were_edited(repo):
     assert verify(root, f"pkg/app.py:9-11@{sha}").status == "valid"
 
 
+def test_changed_says_so_when_the_file_no_longer_reaches_the_cited_lines(repo):
+    root, sha = repo
+    (root / "pkg" / "app.py").write_text("import os\n")
+    r = verify(root, f"pkg/app.py:9-11@{sha}")
+    assert r.status == "changed"
+    assert r.message == (
+        f"pkg/app.py:9-11 changed since {sha[:12]}: pkg/app.py now has 1 line, fewer than "
+        "the citation's last line, and the cited lines are nowhere in it"
+    )
+
+
 def test_gone_when_the_file_is_deleted_and_committed(repo):
     root, sha = repo
     git(root, "rm", "-q", "pkg/app.py")
