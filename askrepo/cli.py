@@ -618,6 +618,7 @@ def grep(
     from .store import open_index
 
     store = open_index(default_repo(repo))
+    started = time.perf_counter()
     res = grep_index(
         store,
         pattern,
@@ -628,7 +629,10 @@ def grep(
         case_sensitive=not ignore_case,
     )
     if json_out:
-        print(json.dumps({**res.to_dict(), **check_store(store).to_dict()}, ensure_ascii=False))
+        took = {"repo": str(store.repo), "elapsed_ms": (time.perf_counter() - started) * 1000}
+        data = {**took, **res.to_dict(), **check_store(store).to_dict()}
+        data["elapsed_ms"] = round(data["elapsed_ms"], 2)
+        print(json.dumps(data, ensure_ascii=False))
         return
     for m in res.matches:  # code and paths are text, not rich markup: `tuple[str, int]`
         out.print(

@@ -114,7 +114,8 @@ def ask(
             print(json.dumps(with_repos(answer, retriever), ensure_ascii=False))
             return
         stale_note(fresh, root)
-        print(json.dumps({**answer.to_dict(), **fresh.to_dict()}, ensure_ascii=False))
+        data = {"repo": str(retriever.store.repo), **answer.to_dict(), **fresh.to_dict()}
+        print(json.dumps(data, ensure_ascii=False))
         return
     if out.is_terminal and llm.name != "none":
         with _LiveAnswer(out, llm) as live:

@@ -28,7 +28,7 @@ pytestmark = [
 ]
 
 JSON_KEYS = {
-    "question", "answer", "citations", "invalid_citations", "retrieved", "backend", "model",
+    "repo", "question", "answer", "citations", "invalid_citations", "retrieved", "backend", "model",
     "timings_ms", "refused", "evidence", "evidence_sources", "claims", "note", "not_in_code",
     "indexed_commit", "head_commit", "stale", "changed_files",
 }  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -376,3 +377,18 @@ def test_cli_grep_says_how_many_matches_the_limit_left_out(tmp_path):
     # all of them shown: no such line
     r = CliRunner().invoke(app, ["grep", "needle", "--limit", "7", "--repo", str(root)])
     assert r.output.count("m.py:") == 7 and "more matching" not in r.output
+
+
+def test_cli_grep_json_names_the_repo_and_the_time_like_search(tmp_path):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+    from askrepo.indexer import index_repo
+    from tests.fakes import FakeEmbedder
+
+    root = _repo(tmp_path / "r", {"m.py": "def f():\n    return 'needle'\n"})
+    index_repo(root, embedder=FakeEmbedder())
+    r = CliRunner().invoke(app, ["grep", "needle", "--json", "--repo", str(root)])
+    data = json.loads(r.stdout)
+    assert data["repo"] == str(root.resolve()) and data["elapsed_ms"] >= 0
+    assert data["total_matches"] == 1 and data["matches"][0]["path"] == "m.py"
