@@ -132,11 +132,43 @@ def _mask_class(line: str) -> str:
     return _CLASS_MACRO.sub(lambda m: m.group(0).replace(m.group(1), _blank(m.group(1))), line)
 
 
+_COND_OPEN = re.compile(r"\s*#\s*if(?:n?def)?\b")
+_COND_END = re.compile(r"\s*#\s*endif\b")
+
+
+def _unwrap_conditional_decorations(lines: list[str]) -> list[str]:
+    """Blank the ``#if`` and ``#endif`` lines around a conditional that holds only part of a
+    declaration — a keyword or decoration with no ``;``, brace or directive, such as
+    spdlog's ``#if __cplusplus >= 201703L`` / ``constexpr`` / ``#endif`` before ``static
+    string_view_t level_string_views[]``. Tree-sitter takes such an ``#if`` for a block of
+    declarations and reads the rest of the namespace into it, so every function after it is
+    misplaced; the declaration with the decoration is what either branch compiles to.
+
+    >>> _unwrap_conditional_decorations(["#if X", "constexpr", "#endif", "int a;"])
+    ['     ', 'constexpr', '      ', 'int a;']
+    >>> _unwrap_conditional_decorations(["#if X", "int a;", "#endif"])  # a whole statement
+    ['#if X', 'int a;', '#endif']
+    """
+    out = list(lines)
+    for i, line in enumerate(lines):
+        if not _COND_OPEN.match(line) or line.rstrip().endswith("\\"):
+            continue
+        for j in range(i + 1, min(i + 4, len(lines))):
+            if _COND_END.match(lines[j]):
+                body = [b for b in lines[i + 1 : j] if b.strip()]
+                if body and not any(ch in b for b in body for ch in ";{}#"):
+                    out[i], out[j] = _blank(lines[i]), _blank(lines[j])
+                break
+            if lines[j].lstrip().startswith("#"):
+                break
+    return out
+
+
 def mask_macros(text: str) -> str:
     """``text`` with decoration macros replaced by spaces (see the module docstring)."""
     if "_" not in text:
         return text
-    lines = text.split("\n")
+    lines = _unwrap_conditional_decorations(text.split("\n"))
     out: list[str] = []
     prev_ends = True  # the previous meaningful line ended a statement / block
     continued = False  # inside a multi-line preprocessor directive

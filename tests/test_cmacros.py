@@ -166,3 +166,36 @@ def test_long_lines_are_left_alone():
     line = "UV_UNUSED(" + "(x)" * 300 + ") {"
     assert mask_macros(line) == line
     assert mask_macros("FMT_API int f(void);") != "FMT_API int f(void);"
+
+
+COMMON_INL = """\
+namespace spdlog {
+namespace level {
+
+#if __cplusplus >= 201703L
+constexpr
+#endif
+    static string_view_t level_string_views[] SPDLOG_LEVEL_NAMES;
+
+SPDLOG_INLINE const char *to_short_c_str(level_enum l) SPDLOG_NOEXCEPT
+{
+    return short_level_names[l];
+}
+} // namespace level
+
+SPDLOG_INLINE const char *spdlog_ex::what() const SPDLOG_NOEXCEPT
+{
+    return msg_.c_str();
+}
+} // namespace spdlog
+"""
+
+
+def test_a_conditional_decoration_does_not_swallow_the_namespace_after_it():
+    """spdlog's common-inl.h: `constexpr` alone between `#if` and `#endif` made tree-sitter read
+    the rest of namespace `level` — and of `spdlog` — into the `#if`, so `spdlog_ex::what` was
+    named `spdlog.level.spdlog_ex.what`."""
+    got = {(s, k) for s, k, _, _ in _defs("common-inl.h", COMMON_INL, "cpp")}
+    assert ("spdlog.level.to_short_c_str", "function") in got
+    assert ("spdlog.spdlog_ex.what", "method") in got
+    assert not any(s.startswith("spdlog.level.spdlog_ex") for s, _ in got)
