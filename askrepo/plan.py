@@ -239,16 +239,23 @@ def build_plan(
     # How many definitions share each target's last name: callers found by name may be
     # callers of another definition with the same name.
     shared: dict[str, int] = {}
+    owners: dict[str, set[str]] = {}  # target -> the classes that define its last name
     for t in targets:
         name = _last(t)
         rows = graph.by_symbol([name], None, limit=50)
-        shared[t] = len(
-            {
-                (c.path, c.symbol)
-                for _, c, _ in rows
-                if _is_definition(c.kind) and _last(c.symbol) == name
-            }
-        )
+        found = {
+            (c.path, c.symbol)
+            for _, c, _ in rows
+            if _is_definition(c.kind) and _last(c.symbol) == name
+        }
+        shared[t] = len(found)
+        owners[t] = {sym.rpartition(".")[0] for _, sym in found if "." in (sym or "")}
+
+    def own_namesake(caller: Any, t: str) -> bool:
+        # a method of another class that defines the name itself calls its own
+        # (hourly_file_sink.sink_it_ -> hourly_file_sink.delete_old_, not daily_file_sink's)
+        home = (caller.symbol or "").rpartition(".")[0]
+        return bool(home) and home != t.rpartition(".")[0] and home in owners.get(t, set())
 
     def calls_label(t: str, verb: str = "calls") -> str:
         return f"{verb} {t}" + (" (by name)" if shared.get(t, 1) > 1 else "")
@@ -258,7 +265,7 @@ def build_plan(
         hit = next((h for h in code_hits if (h.path, h.start_line) == it_key), None)
         calls = set(hit.calls) if hit is not None else set()
         for t in targets:
-            if t != it.symbol and _last(t) in calls:
+            if t != it.symbol and _last(t) in calls and not own_namesake(it, t):
                 it.why.append(calls_label(t))
 
     # Sort keys: retrieved evidence first (it matched the request), then callers of the
@@ -271,7 +278,7 @@ def build_plan(
         name = _last(t)
         for _, c, _ in graph.callers(name, None, limit=CALLER_LOOKUP):
             key = (c.path, c.start_line)
-            if c.symbol == t or key in items_by_key:
+            if c.symbol == t or key in items_by_key or own_namesake(c, t):
                 continue
             if c.file_class == TEST:
                 pool, label = tests, calls_label(t, "tests")

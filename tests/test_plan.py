@@ -118,6 +118,35 @@ def test_build_plan_worked_example():
     json.dumps(d)
 
 
+def test_a_method_calling_its_own_class_namesake_is_not_said_to_call_the_target():
+    """spdlog: hourly_file_sink.sink_it_ calls its own delete_old_, not daily_file_sink's;
+    a function outside both classes still calls the target by name."""
+    graph = Graph(
+        [
+            chunk("daily.h", 10, 30, "daily_file_sink.delete_old_", kind="method"),
+            chunk(
+                "daily.h", 40, 60, "daily_file_sink.sink_it_", kind="method", calls=["delete_old_"]
+            ),  # fmt: skip
+            chunk("hourly.h", 10, 30, "hourly_file_sink.delete_old_", kind="method"),
+            chunk(
+                "hourly.h",
+                40,
+                60,
+                "hourly_file_sink.sink_it_",
+                kind="method",
+                calls=["delete_old_"],
+            ),  # fmt: skip
+            chunk("cleanup.h", 1, 9, "purge_all", calls=["delete_old_"]),
+        ]
+    )
+    hits = [hit("daily.h", 10, 30, "daily_file_sink.delete_old_", kind="method")]
+    plan = build_plan("delete old daily log files", hits, graph)
+    assert sorted((it.symbol, it.why) for it in plan.may_break) == [
+        ("daily_file_sink.sink_it_", ["calls daily_file_sink.delete_old_ (by name)"]),
+        ("purge_all", ["calls daily_file_sink.delete_old_ (by name)"]),
+    ]
+
+
 def test_build_plan_without_code_hits_is_empty():
     plan = build_plan("anything", [hit("tests/t.py", 1, 2, "test_x", cls="test")], GRAPH)
     assert plan.files == [] and plan.targets == [] and plan.may_break == []
