@@ -479,6 +479,22 @@ def test_mcp_tools_over_http(local, env):
     ]
 
 
+def test_mcp_get_and_delete_are_refused_not_held_open(local):
+    """Stateless MCP has no server-sent stream: a GET (a browser tab, a client probing for
+    one) is answered 405 at once instead of an event stream that never ends and holds one of
+    the client's request slots."""
+    for method in ("GET", "DELETE"):
+        r = httpx.request(
+            method, f"{local}/mcp", headers={"Accept": "text/event-stream"}, timeout=10
+        )
+        assert r.status_code == 405 and r.headers["allow"] == "POST"
+        assert r.json()["code"] == "method_not_allowed"
+    # nine in a row (more than the slots): the API still answers
+    for _ in range(9):
+        httpx.get(f"{local}/mcp", timeout=10)
+    assert httpx.get(f"{local}/api/repos", timeout=10).status_code == 200
+
+
 def test_mcp_token_limits(guarded, tokens, env):
     r = httpx.post(
         f"{guarded}/mcp",

@@ -372,6 +372,20 @@ class McpEndpoint:
         self.state, self.mounts = state, mounts
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("method") != "POST":
+            # Stateless: no session and nothing the server sends unasked, so no GET stream to
+            # open (an idle one held a request slot forever) and no session to DELETE.
+            response = _json(
+                {
+                    "error": "The MCP endpoint takes POST requests only (stateless streamable "
+                    "HTTP: no server-sent stream, no sessions)",
+                    "code": "method_not_allowed",
+                },
+                405,
+            )
+            response.headers["Allow"] = "POST"
+            await response(scope, receive, send)
+            return
         try:
             handles = self.state.allowed(scope["state"]["principal"])
         except Refusal as exc:
