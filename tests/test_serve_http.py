@@ -242,6 +242,31 @@ def test_ask_streams_events_with_cited_repos(local, env):
     assert answer["citations"][0]["path"] == answer["retrieved"][0]["path"]
 
 
+def test_ask_builds_the_same_evidence_card_as_the_cli(local, env):
+    """The served repo is a retriever with the repo's embedding model too: the card ranks its
+    candidates with the header similarity the CLI uses (it once had no model and ranked them
+    differently)."""
+    from askrepo.answer import ask
+    from askrepo.llm import NoModel
+    from askrepo.retriever import Retriever, SearchOptions
+
+    q = "where is the shopping cart total computed?"
+    with httpx.stream("POST", f"{local}/api/ask", json={"q": q, "repo": "shop"}, timeout=120) as r:
+        served = _sse(r.iter_lines())[-1][1]
+    cli = ask(q, Retriever.open(env.shop), NoModel())
+    assert served["evidence"] == cli.evidence and served["evidence"]
+    # what the card reads the similarity with: the repo's model, not None (no model)
+    from askrepo.answer import card_inputs
+    from askrepo.mcp_server import RepoHandle
+    from askrepo.serve.app import _LockedRetriever
+
+    locked = _LockedRetriever(RepoHandle(env.shop))
+    hits = locked.search(q, SearchOptions(k=8)).hits
+    _, _, similarity = card_inputs(q, hits, locked)
+    assert similarity is not None and len(similarity) == min(len(hits), 8)
+    assert locked.embedder.model_id == Retriever.open(env.shop).embedder.model_id
+
+
 def test_ask_over_all_repos_names_each_citation_repo(local, env):
     with httpx.stream(
         "GET",

@@ -116,6 +116,30 @@ class _LockedRetriever:
     def search(self, query: str, opts: Any) -> Any:
         return self.handle.search(query, opts)
 
+    @property
+    def embedder(self) -> Any:
+        """The repo's embedding model, used under the handle lock like its searches: the card's
+        header similarity and the commit evidence need it, as with ``askrepo ask``."""
+        return _LockedEmbedder(self.handle.retriever().embedder, self.handle._lock)
+
+
+class _LockedEmbedder:
+    """An embedder whose ``embed_*`` calls hold a lock (the model is shared per repo)."""
+
+    def __init__(self, embedder: Any, lock: Any):
+        self._embedder, self._lock = embedder, lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._embedder, name)
+        if not name.startswith("embed_"):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return value(*args, **kwargs)
+
+        return locked
+
 
 @dataclass
 class _StatusCache:
