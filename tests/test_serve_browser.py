@@ -318,6 +318,19 @@ def test_ask_default_is_the_evidence_card(env, browser):
         meta = _answered(d, 120)
         assert meta.startswith("not in the code base: CouponVaultProxy"), meta
         assert "apply_discount" in d.find_element(By.ID, "answer-text").text
+        # a key line holding backticks is quoted with a longer run (rich's ``None``): inline
+        # code, not a fence that swallows the rest of the card and its citations
+        card = (
+            "The best match is `width` [1].\n\n"
+            "    • line 1660: ```width (int): ``None``.``` [1]\n"
+            "    • line 1661: `self.size` [2]\n\n"
+            "How they connect:\n\n- `a` calls `b` [1][2].\n\n```\nfenced [2]\n```"
+        )
+        cites = {n: {"path": "a.py", "start_line": n, "end_line": n} for n in (1, 2)}
+        html = d.execute_script("return renderMarkdown(arguments[0], arguments[1])", card, cites)
+        assert "<code>width (int): ``None``.</code>" in html
+        assert html.count('class="cite"') == 5, html  # every [n] outside code, none inside
+        assert html.endswith("<pre>fenced [2]</pre>"), html
 
 
 def test_token_field_when_tokens_are_required(env, browser):

@@ -129,19 +129,46 @@ function linkCitations(html, cites) {
   });
 }
 
-function renderMarkdown(text, cites) {
-  // just enough Markdown: ``` fences, `code`, paragraphs; citations linked outside code only
+function inlineMarkdown(para, cites) {
+  // `code` spans of any backtick run (``x``, ```a ``b`` c```: the card uses a longer run
+  // when the code holds backticks); citations linked outside code only
   const out = [];
-  const blocks = text.split(/```[^\n]*\n?/);
-  blocks.forEach((block, i) => {
-    if (i % 2 === 1) { out.push(`<pre>${esc(block)}</pre>`); return; }
-    block.split(/\n{2,}/).forEach((para) => {
-      if (!para.trim()) return;
-      const pieces = para.split(/(`[^`\n]*`)/).map((p) => p.startsWith("`") && p.endsWith("`") && p.length > 1
-        ? `<code>${esc(p.slice(1, -1))}</code>` : linkCitations(esc(p), cites));
-      out.push("<p>" + pieces.join("").replace(/\n/g, "<br>") + "</p>");
+  const span = /(`+)([\s\S]*?[^`])\1(?!`)/;
+  let rest = para;
+  for (;;) {
+    const m = span.exec(rest);
+    if (!m) { out.push(linkCitations(esc(rest), cites)); break; }
+    out.push(linkCitations(esc(rest.slice(0, m.index)), cites));
+    let code = m[2];
+    if (code.length > 2 && code.startsWith(" ") && code.endsWith(" ")) code = code.slice(1, -1);
+    out.push(`<code>${esc(code)}</code>`);
+    rest = rest.slice(m.index + m[0].length);
+  }
+  return out.join("");
+}
+
+function renderMarkdown(text, cites) {
+  // just enough Markdown: ``` fences (on a line of their own), `code`, paragraphs
+  const out = [];
+  let fence = null;
+  let prose = [];
+  const flush = () => {
+    prose.join("\n").split(/\n{2,}/).forEach((para) => {
+      if (para.trim()) out.push("<p>" + inlineMarkdown(para, cites).replace(/\n/g, "<br>") + "</p>");
     });
+    prose = [];
+  };
+  text.split("\n").forEach((line) => {
+    if (/^\s*```/.test(line)) {
+      if (fence === null) { flush(); fence = []; } else { out.push(`<pre>${esc(fence.join("\n"))}</pre>`); fence = null; }
+    } else if (fence !== null) {
+      fence.push(line);
+    } else {
+      prose.push(line);
+    }
   });
+  if (fence !== null) out.push(`<pre>${esc(fence.join("\n"))}</pre>`);
+  flush();
   return out.join("");
 }
 
