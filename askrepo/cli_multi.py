@@ -30,14 +30,15 @@ def search_repos(
     from rich.table import Table
 
     from .cli import err, out, print_snippet
+    from .freshness import check_store
     from .multirepo import search_many
     from .retriever import Retriever
-    from .store import worktree_changed
 
     retrievers = [(str(root), Retriever.open(root, model=model)) for root in _roots(repos)]
     result = search_many([(name, r.search) for name, r in retrievers], query, opts)
-    for name, r in retrievers:
-        if worktree_changed(r.store):
+    fresh = [(name, check_store(r.store)) for name, r in retrievers]
+    for name, f in fresh:
+        if f.stale:
             err.print(
                 f"[yellow]note:[/] {name} changed since it was indexed — "
                 f"run `askrepo index {name}` to refresh",
@@ -45,7 +46,10 @@ def search_repos(
                 soft_wrap=True,
             )
     if json_out:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        data = result.to_dict()
+        data["freshness"] = [{"repo": name, **f.to_dict()} for name, f in fresh]
+        data["stale"] = any(f.stale for _, f in fresh)
+        print(json.dumps(data, ensure_ascii=False))
         return
     if not result.hits:
         out.print(f"No results for {escape(repr(query))}.")

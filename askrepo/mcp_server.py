@@ -273,8 +273,11 @@ class Service:
         from .multirepo import search_many
 
         res = search_many([(str(h.root), h.search) for h in self.repos], query, opts)
+        repos = [self._base(h, h.read_store()) for h in self.repos]
         out: dict[str, Any] = {
-            "repos": [{"repo": str(h.root), "commit": h.store().meta().commit} for h in self.repos],
+            "repos": repos,  # each with its commit and freshness
+            "stale": any(r["stale"] for r in repos),
+            "changed_files": sum(r["changed_files"] for r in repos),
             "query": query,
             "mode": res.mode,
             "filters": res.filters,
@@ -513,7 +516,7 @@ class Service:
             default_commit=store.meta().commit,
             allowed=set(store.files()),
         )
-        out = {"repo": str(h.root), "indexed_commit": store.meta().commit}
+        out = self._base(h, store)  # `commit` becomes the citation's own, from the result
         out.update(res.to_dict())
         return out
 
@@ -528,7 +531,9 @@ class Service:
         retriever = h.retriever()
         with h._lock:  # the embedding model is shared; one query at a time per repo
             plan = plan_change(request, retriever, max_files=max_files)
-        return plan.to_dict()
+        out = self._base(h, retriever.store)
+        out.update(plan.to_dict())
+        return out
 
     # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
     def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:

@@ -178,11 +178,11 @@ def resolve_commit(root: Path, commit: str) -> str:
         if _git_bytes(root, "rev-parse", "--git-dir") is None:
             raise UsageError(
                 f"{root} is not a git repository, so @{commit} cannot be read — "
-                "pass the citation's --hash instead"
+                "pass the citation's hash instead (--hash; `hash` over MCP)"
             )
         raise UsageError(
             f"Commit {commit!r} is not in the repository at {root} — fetch it, or pass the "
-            "citation's --hash instead"
+            "citation's hash instead (--hash; `hash` over MCP)"
         )
     return sha
 
@@ -279,8 +279,8 @@ def verify_citation(
         expected_hash = expected_hash.strip().lower()
         if not re.fullmatch(r"[0-9a-f]{16}", expected_hash):
             raise UsageError(
-                f"--hash {expected_hash!r} is not a citation hash (16 hex digits, as `ask --json` "
-                "prints them)"
+                f"The hash {expected_hash!r} is not a citation hash (16 hex digits, as "
+                "`ask --json` prints them)"
             )
     commit = cite.commit or (None if expected_hash else default_commit)
     if commit is None and expected_hash is None:
@@ -290,7 +290,7 @@ def verify_citation(
         if commit is None:
             raise UsageError(
                 f"{root} has no git commit to compare with — add @commit to the citation or "
-                "pass --hash"
+                "pass the citation's hash (--hash; `hash` over MCP)"
             )
 
     reference: list[str] | None = None
@@ -307,7 +307,7 @@ def verify_citation(
         digest = span_hash(reference)
         if expected_hash is not None and expected_hash != digest:
             raise UsageError(
-                f"--hash {expected_hash} does not match {cite.location} at commit {sha[:12]} "
+                f"The hash {expected_hash} does not match {cite.location} at commit {sha[:12]} "
                 f"(their hash is {digest}) — check the citation"
             )
     else:

@@ -83,6 +83,7 @@ def test_verify_citation_and_plan_change_over_mcp(tmp_path):
                 # -- verify_citation --------------------------------------------------------
                 v = await _ok(s, "verify_citation", citation=cited)
                 assert (v["status"], v["commit"], v["indexed_commit"]) == ("valid", head, head)
+                assert v["stale"] is False and v["changed_files"] == 0 and v["head_commit"] == head
                 assert v["expected_hash"] == digest
                 v = await _ok(s, "verify_citation", citation=cited, hash=digest)
                 assert (v["status"], v["commit"]) == ("valid", None)
@@ -103,6 +104,8 @@ def test_verify_citation_and_plan_change_over_mcp(tmp_path):
                 # -- plan_change ------------------------------------------------------------
                 p = await _ok(s, "plan_change", request="add a minimum password length check")
                 assert p["commit"] == head and p["prose"] is None
+                # like every tool: the index's freshness (auth.py was edited above)
+                assert p["indexed_commit"] == head and p["stale"] is True and p["changed_files"]
                 paths = [f["path"] for f in p["files"]]
                 assert "shop/auth.py" in paths[:3]
                 whys = [w for f in p["files"] for it in f["items"] for w in it["why"]]

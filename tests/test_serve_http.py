@@ -98,6 +98,10 @@ def test_search_all_repos_fused_and_filtered(local, env):
     ).json()
     assert only["repos"] == [str(env.shop)]
     assert {h["repo"] for h in only["hits"]} == {str(env.shop)}
+    # the index's freshness, as on every JSON result: one repo's, or each repo's
+    assert only["stale"] is False and only["changed_files"] == 0 and "indexed_commit" in only
+    assert data["stale"] is False
+    assert [f["repo"] for f in data["freshness"]] == [str(env.shop), str(env.ledger)]
     assert only["hits"][0]["symbol"] == "hash_password"
     # POST with a JSON body, highlighted lines
     post = httpx.post(
@@ -502,6 +506,9 @@ def test_mcp_tools_over_http(local, env):
         str(env.shop),
         str(env.ledger),
     ]
+    # the freshness every result carries: per repository, and over them all
+    assert fused.structured_content["stale"] is False
+    assert all({"indexed_commit", "stale"} <= set(r) for r in fused.structured_content["repos"])
 
 
 def test_mcp_get_and_delete_are_refused_not_held_open(local):

@@ -657,6 +657,13 @@ def create_app(settings: ServeSettings) -> Any:
         data["filters"] = res.filters
         if unavailable:
             data["unavailable"] = unavailable
+        # the freshness every JSON result carries (README): of the one repo, or of each
+        fresh = await _in_thread(lambda: _freshness(handles, unavailable), 30.0)
+        if len(handles) == 1 and fresh:
+            data.update(fresh[0][1])
+        else:
+            data["freshness"] = [{"repo": repo, **f} for repo, f in fresh]
+            data["stale"] = any(f["stale"] for _, f in fresh)
         if _tri(params.get("highlight")):
             data["hits"] = [_with_html(hit) for hit in data["hits"]]
         return _json(data)
@@ -787,6 +794,18 @@ def create_app(settings: ServeSettings) -> Any:
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.askrepo = state
     return Guard(app, state)
+
+
+def _freshness(handles: list[Any], unavailable: list[dict[str, str]]) -> list[tuple[str, Any]]:
+    """(repo, ``Freshness.to_dict()``) of each searched repo that has an index."""
+    from ..freshness import check_store
+
+    skip = {u["repo"] for u in unavailable}
+    return [
+        (str(h.root), check_store(h.read_store()).to_dict())
+        for h in handles
+        if str(h.root) not in skip
+    ]
 
 
 def _embedded_share(handle: Any, status: dict[str, Any]) -> float | None:
