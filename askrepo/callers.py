@@ -60,6 +60,8 @@ class Definition:
     end_line: int
     symbol: str | None
     kind: str
+    language: str | None = None  # as MCP find_symbol gives them
+    signature: str | None = None
 
 
 @dataclass
@@ -325,7 +327,10 @@ def find_callers(
             )
         )
     callers.sort(key=lambda c: (not c.certain, c.file_class == TEST, c.path, c.start_line))
-    defs = [Definition(d.path, d.start_line, d.end_line, d.symbol, d.kind) for d in targets]
+    defs = [
+        Definition(d.path, d.start_line, d.end_line, d.symbol, d.kind, d.language, d.signature)
+        for d in targets
+    ]
     note = ""
     if not targets:
         note = (

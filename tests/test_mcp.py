@@ -179,6 +179,8 @@ def test_mcp_round_trip(tmp_path):
                 # -- find_callers -------------------------------------------------------------
                 fc = await s.ok("find_callers", name="hash_password", repo="shop")
                 assert [d["symbol"] for d in fc["definitions"]] == ["hash_password"]
+                found = await s.ok("find_symbol", name="hash_password", repo="shop")
+                assert fc["definitions"] == found["definitions"]  # the same shape and values
                 assert fc["elsewhere"] == 0  # no call through another class's object
                 got = {(c["path"], c["symbol"], c["certain"]) for c in fc["callers"]}
                 assert ("shop/auth.py", "authenticate_user", True) in got
