@@ -31,7 +31,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -349,6 +349,37 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
             f"No index for {repo} with model {model} — run `askrepo index {repo}{opt}`"
         )
     return NoIndexError(f"No index for {repo} — run `askrepo index {repo}`")
+
+
+def merge_parts(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """``chunks`` (in path and line order) with the overlapping or adjacent parts of one long
+    definition — the same file, symbol and kind, as the chunker cuts a definition longer than
+    its window — joined into one chunk: one definition, not four (echo's 180-line ``Context``
+    interface).
+
+    >>> def part(a, b):
+    ...     return Chunk("c.go", a, b, "\\n".join(map(str, range(a, b + 1))), "go", "class", "Ctx")
+    >>> [(c.start_line, c.end_line, c.text.split()[-1]) for c in merge_parts([part(20, 79),
+    ...                                                                      part(70, 128)])]
+    [(20, 128, '128')]
+    """
+    out: list[Chunk] = []
+    for c in chunks:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and (prev.path, prev.symbol, prev.kind) == (c.path, c.symbol, c.kind)
+            and c.start_line <= prev.end_line + 1
+        ):
+            lines = dict(enumerate(c.text.split("\n"), c.start_line))
+            lines.update(enumerate(prev.text.split("\n"), prev.start_line))
+            end = max(prev.end_line, c.end_line)
+            text = "\n".join(lines.get(n, "") for n in range(prev.start_line, end + 1))
+            calls = list(dict.fromkeys([*prev.calls, *c.calls]))
+            out[-1] = replace(prev, end_line=end, text=text, calls=calls)
+        else:
+            out.append(c)
+    return out
 
 
 def find_index(repo: Path, model: str | None = None) -> Path:
@@ -718,7 +749,7 @@ class IndexStore:
             defs = [c for _, c, _ in self.by_symbol([last], limit=200) if is_definition(c.kind)]
         rows, _ = named_definitions(defs, [name], project_words(self.repo.name))
         exact = [c for c in rows if c.symbol == name]
-        return sorted(exact or rows, key=lambda c: (c.path, c.start_line))
+        return merge_parts(sorted(exact or rows, key=lambda c: (c.path, c.start_line)))
 
     def has_term(self, term: str) -> bool:
         """Whether ``term`` occurs as a whole word (or the same words in another identifier
