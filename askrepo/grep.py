@@ -213,6 +213,10 @@ _DEF_RE = re.compile(
     r"|^[ \t]*#\s*define\s+([A-Za-z_]\w*)"
 )
 _ASSIGN_RE = re.compile(r"^([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=(?!=)")
+# Go's grouped declarations: `type (` then `\tContext interface {`, `\tRouter struct {`
+_GO_GROUPED_TYPE = re.compile(
+    r"^[ \t]+([A-Za-z_]\w*)(?:\[[^\]\n]*\])?[ \t]+(?:struct|interface)[ \t]*\{"
+)
 _FUNC_HEADER = re.compile(
     r"(?:(?:export|default|public|private|protected|static|async|pub|unsafe|inline)\s+)*"
     r"(?:def|function\*?|func|fn|sub|proc)\b"
@@ -244,7 +248,7 @@ def definition_span(line: str) -> tuple[int, int] | None:
     if m:
         g = 1 if m.group(1) is not None else 2
         return m.span(g)
-    m = _ASSIGN_RE.match(line)
+    m = _ASSIGN_RE.match(line) or _GO_GROUPED_TYPE.match(line)
     if m:
         return m.span(1)
     return None
@@ -286,6 +290,8 @@ _TOKENS = {
     "slash": re.compile(
         r"(?P<p>//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))|(?P<c>" + _STR + r"|`(?:\\.|[^`\\])*`)"
     ),
+    # Go: a `raw string` has no escapes (echo's banner: `O\` then a newline, then the `)
+    "go": re.compile(r"(?P<p>//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))|(?P<c>" + _STR + r"|`[^`]*`)"),
     "dash": re.compile(r"(?P<p>--[^\n]*|/\*[\s\S]*?(?:\*/|\Z))|(?P<c>" + _STR + ")"),
     "markup": re.compile(r"(?P<p><!--[\s\S]*?(?:-->|\Z))|(?P<c>" + _STR + ")"),
 }
@@ -296,6 +302,8 @@ def _token_family(lang: str | None) -> str | None:
         return None
     if lang in ("python", "starlark", "pymanifest"):
         return "python"
+    if lang == "go":
+        return "go"
     for fam, langs in (
         ("slash", _SLASH_LANGS),
         ("hash", _HASH_LANGS),

@@ -91,6 +91,10 @@ def test_definition_span_and_locality():
     assert g.definition_span("UNSET = object()") == (0, 5)
     assert g.definition_span("    x = 1") is None  # indented assignment: not a definition
     assert g.definition_span("if x == 1:") is None
+    # Go's grouped declarations: `type (` … `\tContext interface {` (no keyword on the line)
+    assert g.definition_span("\tContext interface {") == (1, 8)
+    assert g.definition_span("\tList[T any] struct {") == (1, 5)
+    assert g.definition_span("\treturn x") is None
     lines = [
         "class A:",
         "    def method(self):",  # 1: a method (enclosed by a class)
@@ -119,6 +123,9 @@ def test_whole_word_and_prose_spans():
     js = "let s = '//x'; // note\n/* block\n */ f()"
     assert [js[a:b] for a, b in g.prose_spans(js, "javascript")] == ["// note", "/* block\n */"]
     assert g.prose_spans("anything # here", None) == []
+    # a Go raw string has no escapes: `O\` ends a line inside it, `_//_` is no comment
+    go = "banner = `\n/_//_/\\\n  O\\\n`\n// AcquireContext returns\nfunc f() {}"
+    assert [go[a:b] for a, b in g.prose_spans(go, "go")] == ["// AcquireContext returns"]
 
 
 def test_normalize_lang_aliases():
