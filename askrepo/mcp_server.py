@@ -646,14 +646,46 @@ def _as_tool(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
     return tool
 
 
+def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
+    """One line for arguments that do not fit a tool's schema (pydantic's ``errors()``), in
+    place of pydantic's multi-line report with its documentation links.
+
+    >>> invalid_arguments("find_symbol", [{"loc": ("name",), "type": "missing"}])
+    "Invalid arguments for find_symbol: `name` is required — see the tool's input schema"
+    >>> invalid_arguments("search_code", [{"loc": ("k",), "type": "int_parsing",
+    ...                                    "msg": "Input should be a valid integer"}])[:71]
+    'Invalid arguments for search_code: `k`: input should be a valid integer'
+    """
+    said = []
+    for err in errors[:5]:
+        field = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        if err.get("type") == "missing":
+            said.append(f"`{field}` is required")
+        else:
+            msg = str(err.get("msg", "is not valid"))
+            said.append(f"`{field}`: {msg[:1].lower()}{msg[1:]}")
+    return f"Invalid arguments for {tool}: {'; '.join(said)} — see the tool's input schema"
+
+
 def build_server(service: Service) -> Any:
     """An MCPServer exposing the service's tools (all read-only)."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
+    from pydantic import ValidationError
 
     from . import __version__
 
-    server = MCPServer(name="askrepo", instructions=INSTRUCTIONS, version=__version__)
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(invalid_arguments(name, exc.__cause__.errors())) from None
+                raise
+
+    server = Server(name="askrepo", instructions=INSTRUCTIONS, version=__version__)
     ro = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name in TOOL_NAMES:
         method = getattr(service, name)

@@ -198,6 +198,15 @@ def test_mcp_round_trip(tmp_path):
                 assert code_only["stale"] is False and "indexed_commit" in code_only
                 blank = await s.err("find_callers", name="  ", repo="shop")
                 assert "name is empty" in blank
+                # arguments that do not fit the schema: one line, no pydantic report
+                missing = await s.err("find_symbol", repo="shop")
+                assert missing == (
+                    "Invalid arguments for find_symbol: `name` is required — see the tool's "
+                    "input schema"
+                )
+                wrong = await s.err("search_code", query="x", k="many", repo="shop")
+                assert wrong.startswith("Invalid arguments for search_code: `k`: input should")
+                assert "\n" not in wrong and "pydantic" not in wrong
 
                 # -- get_file_context / read_file -------------------------------------------------
                 ctx = await s.ok(
