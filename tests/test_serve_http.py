@@ -78,6 +78,9 @@ def test_repos_and_status(local, env):
     assert st[0]["file_count"] == 2 and st[0]["commit"] and st[0]["stale"] is False
     assert st[0]["embedded_share"] == 1.0  # every chunk has its vector once indexing is done
     assert st[0]["chunk_count"] == repos["ledger"]["chunks"]
+    assert "index_path" in st[0]  # the local user sees where the index is
+    r = httpx.get(f"{local}/api/search", params={"q": "ledger", "repo": "ledger"}, timeout=60)
+    assert r.headers["cache-control"] == "no-store"
 
 
 def test_search_all_repos_fused_and_filtered(local, env):
@@ -190,6 +193,12 @@ def test_errors_are_one_line_json(local):
     assert r.status_code == 400 and "repo" in r.json()["error"]
     r = httpx.get(f"{local}/api/nothing")
     assert r.status_code == 404 and r.json()["code"] == "not_found"
+    assert r.headers["cache-control"] == "no-store"  # errors and results alike
+    # an endpoint that exists, asked with the wrong method: 405 and what it takes
+    r = httpx.get(f"{local}/api/refresh")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["code"] == "method_not_allowed"
+    assert httpx.get(f"{local}/favicon.ico").status_code == 204
 
 
 def test_oversize_requests_413(local):
@@ -445,6 +454,8 @@ def test_token_auth_cases(guarded, tokens, env):
     # the page itself is public (it holds no data); the API is not
     assert httpx.get(f"{guarded}/").status_code == 200
     assert httpx.get(f"{guarded}/api/status").status_code == 401
+    st = httpx.get(f"{guarded}/api/status", headers=bearer(tokens["ledger"]), timeout=60)
+    assert st.status_code == 200 and "index_path" not in st.json()["repos"][0]
 
 
 def test_revoked_token_refused_by_running_server(guarded, tokens):

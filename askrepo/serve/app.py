@@ -36,6 +36,7 @@ from .access import Principal, Refusal, bearer, check_host_origin, is_loopback, 
 HERE = Path(__file__).resolve().parent
 PUBLIC_PATHS = ("/", "/healthz", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/",)
+POST_ONLY = {"/api/refresh": "POST"}  # endpoints a GET reaches only to be told the method
 MAX_QUERY_CHARS = 20_000  # as the MCP search_code tool
 MAX_K = 50
 PAGE_HEADERS = {  # the page runs only its own script and style, and is never framed
@@ -529,9 +530,12 @@ def create_app(settings: ServeSettings) -> Any:
     def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         async def endpoint(request: Request) -> Any:
             try:
-                return await fn(request, request.scope["state"]["principal"])
+                response = await fn(request, request.scope["state"]["principal"])
             except Exception as exc:  # every failure is a one-line JSON error
-                return _error_response(exc)
+                response = _error_response(exc)
+            # code, paths and answers: for this request only, never kept by a cache
+            response.headers.setdefault("Cache-Control", "no-store")
+            return response
 
         endpoint.__name__ = fn.__name__
         return endpoint
@@ -590,6 +594,8 @@ def create_app(settings: ServeSettings) -> Any:
         items = await _in_thread(run, settings.request_timeout_s)
         for item in items:
             item["refreshing"] = item["repo"] in state.refreshing
+            if who.id != "local":  # a token's holder has no business with the server's paths
+                item.pop("index_path", None)
         return _json({"repos": items})
 
     async def refresh(request: Request, who: Principal) -> Any:
@@ -764,7 +770,22 @@ def create_app(settings: ServeSettings) -> Any:
         )
 
     async def not_found(request: Request, who: Principal) -> Any:
+        allowed = POST_ONLY.get(request.url.path)
+        if allowed:  # the endpoint exists; this method does not
+            response = _json(
+                {
+                    "error": f"{request.url.path} takes {allowed} requests",
+                    "code": "method_not_allowed",
+                    "status": 405,
+                },
+                405,
+            )
+            response.headers["Allow"] = allowed
+            return response
         raise Refusal(404, "not_found", f"No API endpoint {request.url.path}")
+
+    async def favicon(request: Request) -> Any:
+        return Response(status_code=204)  # no icon: say so without a 404 in the console
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -780,6 +801,7 @@ def create_app(settings: ServeSettings) -> Any:
     routes = [
         Route("/", index),
         Route("/healthz", healthz),
+        Route("/favicon.ico", favicon),
         Route("/static/pygments.css", pygments_css),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         Route("/api/repos", guarded(repos)),
