@@ -576,7 +576,7 @@ class Service:
         return out
 
     def index_status(self, repo: str | None = None) -> dict[str, Any]:
-        if repo is None and len(self.repos) > 1:
+        if (repo is None or not repo.strip()) and len(self.repos) > 1:  # "" as left out
             return {"repos": [self._status(h) for h in self.repos]}
         return self._status(self.pick(repo))
 

@@ -126,6 +126,7 @@ def test_mcp_round_trip(tmp_path):
                 assert st["chunk_count"] > 0 and st["worktree_changed"] is False
                 both = await s.ok("index_status")  # two repos: one status each
                 assert [r["repo"] for r in both["repos"]] == [str(shop.resolve()), str(click)]
+                assert await s.ok("index_status", repo="") == both  # "" is left out, as elsewhere
 
                 # -- search_code (real model) ----------------------------------------------------
                 sr = await s.ok(
