@@ -22,7 +22,9 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field  # a dependency of the MCP SDK (and of lancedb and ollama)
 
 from .errors import AskrepoError, UsageError
 
@@ -51,6 +53,22 @@ askrepo: read-only search over indexed code repositories. Paths are repo-relativ
 - plan_change: files/functions a change touches, with evidence, callers that may break, tests.
 - search_history, why_lines: commits (why/when/who), and the commit behind given lines.
 """
+
+
+# ----------------------------------------------------------------------------------------------
+# Tool arguments: the MCP SDK builds each tool's input schema from its method's signature, and a
+# pydantic ``Field(description=...)`` in ``Annotated`` becomes the argument's description there.
+# Called from Python the methods take plain values (``Annotated`` changes nothing at runtime).
+
+SearchMode = Literal["hybrid", "dense", "fts"]  # askrepo.retriever.MODES
+
+Repo = Annotated[
+    str | None,
+    Field(description="Repo path or directory name; needed only when several repos are served."),
+]
+FilePath = Annotated[
+    str, Field(description="Repo-relative path of an indexed file, e.g. 'src/app.py'.")
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -199,14 +217,59 @@ class Service:
     # -- tools ----------------------------------------------------------------------------------
     def search_code(
         self,
-        query: str,
-        k: int = 8,
-        include_tests: bool | None = None,
-        include_docs: bool | None = None,
-        expand: bool = False,
-        mode: str = "hybrid",
-        repo: str | None = None,
-        files: bool = False,
+        query: Annotated[
+            str,
+            Field(
+                description="What to find: a question in plain words, identifiers, or a pasted "
+                "bug report or stack trace (at most 20,000 characters)."
+            ),
+        ],
+        k: Annotated[
+            int,
+            Field(description="How many hits (with files=true: files) to return, 1-20 (capped)."),
+        ] = 8,
+        include_tests: Annotated[
+            bool | None,
+            Field(
+                description="true: search test files too; false: leave them out; null: decided "
+                "by the query (included when it is about tests)."
+            ),
+        ] = None,
+        include_docs: Annotated[
+            bool | None,
+            Field(
+                description="true: search documentation too; false: leave it out; null: decided "
+                "by the query (included when it is about docs)."
+            ),
+        ] = None,
+        expand: Annotated[
+            bool,
+            Field(
+                description="Also return the definitions the hits call and a few callers of "
+                "the top hits, each with expanded_from saying where it came from."
+            ),
+        ] = False,
+        mode: Annotated[
+            SearchMode,
+            Field(
+                description="'hybrid': semantic (embeddings) and BM25 keyword search fused; "
+                "'dense': semantic only; 'fts': BM25 full-text only."
+            ),
+        ] = "hybrid",
+        repo: Annotated[
+            str | None,
+            Field(
+                description="Repo path or directory name. Left out with several repos served: "
+                "all of them are searched, one fused ranking (each hit names its repo)."
+            ),
+        ] = None,
+        files: Annotated[
+            bool,
+            Field(
+                description="Rank files instead of chunks: which files to change, e.g. for a "
+                "pasted bug report or stack trace. One repo only."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         from .retriever import SearchOptions
 
@@ -289,13 +352,37 @@ class Service:
 
     def grep_code(
         self,
-        pattern: str,
-        literal: bool = False,
-        path: str | None = None,
-        lang: str | None = None,
-        limit: int = 20,
-        case_sensitive: bool = True,
-        repo: str | None = None,
+        pattern: Annotated[
+            str,
+            Field(
+                description="A ripgrep (Rust) regex matched against each line: no look-around "
+                "or backreferences. Plain text with literal=true. At most 10 KB."
+            ),
+        ],
+        literal: Annotated[
+            bool, Field(description="Search `pattern` as plain text, not as a regex.")
+        ] = False,
+        path: Annotated[
+            str | None,
+            Field(
+                description="Only files whose repo-relative path matches this regex, e.g. "
+                "'^tests/' or 'src/click/core\\.py'; null: all files."
+            ),
+        ] = None,
+        lang: Annotated[
+            str | None,
+            Field(
+                description="Only files of this indexed language: python, typescript, go, ... "
+                "or an alias (py, js, ts, rs, ...); null: all languages."
+            ),
+        ] = None,
+        limit: Annotated[
+            int, Field(description="How many matches to return at most, 1-200 (capped).")
+        ] = 20,
+        case_sensitive: Annotated[
+            bool, Field(description="false: ignore case (exact-case matches still rank first).")
+        ] = True,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         from .grep import grep_index
 
@@ -317,7 +404,18 @@ class Service:
         out.update(res.to_dict())
         return out
 
-    def find_symbol(self, name: str, repo: str | None = None) -> dict[str, Any]:
+    def find_symbol(
+        self,
+        name: Annotated[
+            str,
+            Field(
+                description="The definition's name: qualified ('Command.main', "
+                "'pkg.module.Class', 'crate::mod::Type') or its last part ('main' finds "
+                "'Command.main')."
+            ),
+        ],
+        repo: Repo = None,
+    ) -> dict[str, Any]:
         _limit_str("name", name, 1_000)
         if not name or not name.strip():
             raise UsageError("The symbol name is empty — pass e.g. 'main' or 'Command.main'")
@@ -347,7 +445,18 @@ class Service:
         return out
 
     def find_callers(
-        self, name: str, repo: str | None = None, include_tests: bool = True
+        self,
+        name: Annotated[
+            str,
+            Field(
+                description="The function or method whose callers to find: 'parse_args', "
+                "'Command.main', 'Foo::bar'."
+            ),
+        ],
+        repo: Repo = None,
+        include_tests: Annotated[
+            bool, Field(description="false: leave out callers in test files.")
+        ] = True,
     ) -> dict[str, Any]:
         from .callers import find_callers
 
@@ -407,7 +516,18 @@ class Service:
         return "\n".join(out), last, cut_any
 
     def get_file_context(
-        self, path: str, line: int, before: int = 20, after: int = 20, repo: str | None = None
+        self,
+        path: FilePath,
+        line: Annotated[
+            int, Field(description="The 1-based line to show, marked '>' in `content`.")
+        ],
+        before: Annotated[
+            int, Field(description="How many lines to show before `line`, 0-200 (capped).")
+        ] = 20,
+        after: Annotated[
+            int, Field(description="How many lines to show after `line`, 0-200 (capped).")
+        ] = 20,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         before = _clamp("before", before, 0, MAX_CONTEXT)
         after = _clamp("after", after, 0, MAX_CONTEXT)
@@ -438,7 +558,17 @@ class Service:
         return out
 
     def read_file(
-        self, path: str, start_line: int = 1, end_line: int | None = None, repo: str | None = None
+        self,
+        path: FilePath,
+        start_line: Annotated[int, Field(description="The first line to return (1-based).")] = 1,
+        end_line: Annotated[
+            int | None,
+            Field(
+                description="The last line to return (1-based, inclusive); null: the end of the "
+                "file. At most 400 lines / 64 KiB per call: continue at next_start_line."
+            ),
+        ] = None,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         start_line = _clamp("start_line", start_line, 1, 10**9)
         h = self.pick(repo)
@@ -473,10 +603,21 @@ class Service:
 
     def list_files(
         self,
-        pattern: str | None = None,
-        offset: int = 0,
-        limit: int = 200,
-        repo: str | None = None,
+        pattern: Annotated[
+            str | None,
+            Field(
+                description="A case-sensitive glob on the repo-relative path, e.g. '*.py' or "
+                "'src/*/models/*' ('*' also matches '/'); null: every indexed file."
+            ),
+        ] = None,
+        offset: Annotated[
+            int,
+            Field(description="How many files to skip, for paging: the last result's next_offset."),
+        ] = 0,
+        limit: Annotated[
+            int, Field(description="How many files to return at most, 1-1000 (capped).")
+        ] = 200,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         _limit_str("pattern", pattern, 1_000)
         offset = _clamp("offset", offset, 0, 10**9)
@@ -501,7 +642,22 @@ class Service:
         return out
 
     def verify_citation(
-        self, citation: str, hash: str | None = None, repo: str | None = None
+        self,
+        citation: Annotated[
+            str,
+            Field(
+                description="The citation to check: 'path:start-end', optionally '@commit' "
+                "(e.g. 'src/app.py:10-24@3f2c1ab'); lines 1-based, inclusive."
+            ),
+        ],
+        hash: Annotated[
+            str | None,
+            Field(
+                description="The citation's hash (16 hex digits, from an answer's citation): "
+                "the cited lines must match it; without @commit it replaces the indexed commit."
+            ),
+        ] = None,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         from .verify import verify_citation
 
@@ -521,7 +677,18 @@ class Service:
         return out
 
     def plan_change(
-        self, request: str, max_files: int = 6, repo: str | None = None
+        self,
+        request: Annotated[
+            str,
+            Field(
+                description="The change to plan, in plain words, e.g. 'add a --color option to "
+                "echo' (at most 20,000 characters)."
+            ),
+        ],
+        max_files: Annotated[
+            int, Field(description="How many files the plan names at most, 1-20 (capped).")
+        ] = 6,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         from .plan import plan_change
 
@@ -536,7 +703,18 @@ class Service:
         return out
 
     # -- git history (askrepo.history, askrepo.blame) -----------------------------------------
-    def search_history(self, query: str, k: int = 8, repo: str | None = None) -> dict[str, Any]:
+    def search_history(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for in commit messages: a question, words or "
+                "identifiers (at most 20,000 characters)."
+            ),
+        ],
+        k: Annotated[int, Field(description="How many commits to return, 1-20 (capped).")] = 8,
+        repo: Repo = None,
+    ) -> dict[str, Any]:
         from .history import HistoryIndex
 
         _limit_str("query", query, MAX_QUERY_CHARS)
@@ -556,7 +734,14 @@ class Service:
         return out
 
     def why_lines(
-        self, path: str, start_line: int, end_line: int | None = None, repo: str | None = None
+        self,
+        path: FilePath,
+        start_line: Annotated[int, Field(description="The first line to explain (1-based).")],
+        end_line: Annotated[
+            int | None,
+            Field(description="The last line (1-based, inclusive); null: start_line alone."),
+        ] = None,
+        repo: Repo = None,
     ) -> dict[str, Any]:
         from .blame import why
 
@@ -575,7 +760,16 @@ class Service:
         out.update(res.to_dict())
         return out
 
-    def index_status(self, repo: str | None = None) -> dict[str, Any]:
+    def index_status(
+        self,
+        repo: Annotated[
+            str | None,
+            Field(
+                description="Repo path or directory name. Left out with several repos served: "
+                "the status of each."
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
         if (repo is None or not repo.strip()) and len(self.repos) > 1:  # "" as left out
             return {"repos": [self._status(h) for h in self.repos]}
         return self._status(self.pick(repo))

@@ -370,3 +370,32 @@ def test_tool_wrapper_turns_failures_into_tool_errors():
     res = _as_tool(fine)(2)
     assert res.structured_content == {"x": 2, "path": "a.py"}
     assert json.loads(res.content[0].text) == {"x": 2, "path": "a.py"} and not res.is_error
+
+
+def test_every_tool_argument_is_described_in_the_input_schema(tmp_path):
+    """What an agent reads in tools/list: a description for every argument of every tool, and
+    the valid values of an enumerated one (no index is needed: the service opens it lazily)."""
+    import anyio
+
+    from askrepo.mcp_server import TOOL_NAMES, Service, build_server
+    from askrepo.retriever import MODES
+
+    server = build_server(Service([tmp_path]))
+    tools = {t.name: t for t in anyio.run(server.list_tools)}
+    assert set(tools) == set(TOOL_NAMES) == TOOLS
+    undescribed = [
+        f"{name}.{arg}"
+        for name, tool in tools.items()
+        for arg, prop in tool.input_schema["properties"].items()
+        if not str(prop.get("description", "")).strip()
+    ]
+    assert not undescribed, f"arguments without a description: {undescribed}"
+    for name, tool in tools.items():  # every tool takes `repo`, and says what it is
+        assert "repo" in tool.input_schema["properties"], name
+    mode = tools["search_code"].input_schema["properties"]["mode"]
+    assert mode["enum"] == ["hybrid", "dense", "fts"] and mode["default"] == "hybrid"
+    assert set(mode["enum"]) == set(MODES)  # the modes the retriever accepts
+    # defaults and required arguments are unchanged by the annotations
+    grep = tools["grep_code"].input_schema
+    assert grep["required"] == ["pattern"] and grep["properties"]["limit"]["default"] == 20
+    assert tools["why_lines"].input_schema["required"] == ["path", "start_line"]
