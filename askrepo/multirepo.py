@@ -183,6 +183,15 @@ class MultiRetriever:
             filters=multi.filters,
         )
 
+    @property
+    def embedder(self) -> Any:
+        """The embedding model every repository's index was built with (the card's header
+        similarity reads it, as for one repository); AttributeError when they differ."""
+        ids = {getattr(p.store, "model_id", None) for _, p in self.parts}
+        if len(ids) != 1 or None in ids or not self.parts:
+            raise AttributeError("the repositories were indexed with different models")
+        return self.parts[0][1].embedder
+
     def repo_of(self, path: str, start_line: int, end_line: int) -> str | None:
         """The repo of the best-ranked hit of the last search covering this span, or None."""
         for h in self.last:

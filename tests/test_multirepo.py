@@ -156,6 +156,21 @@ def test_multi_retriever_for_ask():
     assert mr.store.meta() is None
 
 
+def test_multi_retriever_embedder_is_the_shared_model_or_none():
+    from types import SimpleNamespace as NS
+
+    first, second = object(), object()
+
+    def part(model_id, emb):
+        return NS(store=NS(model_id=model_id), embedder=emb, search=None)
+
+    mr = MultiRetriever([("A", part("minilm", first)), ("B", part("minilm", second))])
+    assert mr.embedder is first  # one model for all: the first repository's, loaded once
+    mixed = MultiRetriever([("A", part("minilm", first)), ("B", part("jina", second))])
+    with pytest.raises(AttributeError, match="different models"):
+        _ = mixed.embedder
+
+
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_fuse_never_returns_more_than_k(k):
     lists = [(r, [hit(f"{r}{i}.py", 1.0 / (i + 1)) for i in range(4)]) for r in "ABC"]
