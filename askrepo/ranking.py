@@ -757,6 +757,13 @@ _IMPORT = re.compile(
     r"alias\s+[A-Z]|local\s+\w+\s*=\s*require\b)"
 )
 _CLOSER = re.compile(r"^\s*([)\]}>;,]+|end|pass|\"\"\"|''')\s*$")
+# C/C++ scaffolding: a namespace or extern block opened or closed (`namespace spdlog {`,
+# `} // namespace spdlog`, `extern "C" {`), a forward declaration (`class logger;`)
+_SCAFFOLD = re.compile(
+    r"^\s*(?:(?:inline\s+)?namespace(?:\s+[\w:]+)?\s*\{|extern\s+\"C(?:\+\+)?\"\s*\{"
+    r"|[)\]};,]+|(?:class|struct|union|enum(?:\s+class)?)\s+[\w:]+\s*;)"
+    r"\s*(?://.*|/\*.*\*/\s*)?$"
+)
 LEAD_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")  # before a definition line
 DECORATOR = re.compile(r"^\s*(?:@|#\[)")
 _BLOCK_END = frozenset(("}", "};", "})", "end"))
@@ -786,9 +793,10 @@ def impl_header(text: str) -> bool:
 
 
 def is_trivial(text: str) -> bool:
-    """Only comments, blank lines, imports (with their parenthesised continuation lines) and
-    closing brackets — or only a Rust ``impl`` block's head (``impl_header``): nothing a
-    question can be about."""
+    """Only comments, blank lines, imports (with their parenthesised continuation lines),
+    closing brackets and C/C++ scaffolding (a namespace or ``extern "C"`` block's first or
+    last line, a forward declaration) — or only a Rust ``impl`` block's head
+    (``impl_header``): nothing a question can be about."""
     if impl_header(text):
         return True
     depth = 0  # open brackets of a multi-line import (``use std::{ fmt, sync::{ … }, };``)
@@ -808,6 +816,8 @@ def is_trivial(text: str) -> bool:
             in_block = True
             continue
         if _COMMENT.match(raw) or _CLOSER.match(raw) or _ATTRIBUTE.match(raw):
+            continue
+        if _SCAFFOLD.match(raw):
             continue
         if _IMPORT.match(raw):
             depth = max(0, _brackets(line)) if line.endswith(_OPENERS) else 0

@@ -157,6 +157,14 @@ def test_a_platform_variant_yields_to_the_default_implementation():
             True,
         ),
         ('import (\n\t"fmt"\n)\nfunc main() {}\n', False),
+        # C/C++ scaffolding: a namespace opened or closed, extern "C", forward declarations
+        ("namespace spdlog {\n", True),
+        ("} // namespace spdlog\n", True),
+        ("namespace spdlog {\nclass logger;\nnamespace details {\n", True),
+        ('#ifdef __cplusplus\nextern "C" {\n#endif\n', False),  # #ifdef is code (as #define)
+        ('extern "C" {\n', True),
+        ("namespace spdlog {\n\nusing default_factory = synchronous_factory;\n", False),
+        ("struct point { int x; };\n", False),
     ],
 )
 def test_is_trivial(text, trivial):
