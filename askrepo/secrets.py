@@ -40,8 +40,22 @@ _SECRET_NAMES = frozenset(
         "secrets.yml",
         "secrets.yaml",
         "secrets.json",
+        "credentials.yml",
+        "credentials.yaml",
+        "kubeconfig",
+        ".vault_pass",
+        ".vault-pass",
+        ".vault_password",
+        ".vault-password",
+        ".s3cfg",
+        ".boto",
+        ".terraformrc",
+        "terraform.rc",
     }
 )
+# Files named for their tool's directory: registry auths in ~/.docker/config.json, cluster
+# credentials (`client-key-data`, tokens) in ~/.kube/config.
+_SECRET_PATH_ENDS = (".docker/config.json", ".kube/config")
 _SECRET_SUFFIXES = (
     ".pem",
     ".key",
@@ -53,6 +67,8 @@ _SECRET_SUFFIXES = (
     ".ppk",
     ".credentials",
     ".tfstate",
+    ".tfstate.backup",
+    ".kubeconfig",
     ".env",
 )
 _SSH_KEY_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
@@ -62,8 +78,9 @@ _ENV_TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist", "de
 
 def is_secret_path(path: str) -> bool:
     """True if ``path`` (repo-relative) names a file that exists to hold credentials."""
-    name = basename(path.replace("\\", "/")).lower()
-    if name in _SECRET_NAMES:
+    low = path.replace("\\", "/").lower()
+    name = basename(low)
+    if name in _SECRET_NAMES or ("/" + low).endswith(tuple("/" + e for e in _SECRET_PATH_ENDS)):
         return True
     if name.startswith(".env."):
         return name[5:] not in _ENV_TEMPLATE_SUFFIXES
@@ -261,6 +278,8 @@ _KEY_WORDS = (
     "key_pass",
     "contraseña",
     "contrasena",
+    "client-key-data",  # a kubeconfig's private key, wherever the file is
+    "client_key_data",
 )
 _ASSIGN_VALUE = re.compile(r"(?:=>|:=|=|:)[ \t]{0,10}([\"'`])([^\"'`\\\r\n]{1,500})\1")
 # Matched on the REVERSED text before the separator, anchored at the separator, so that each

@@ -50,6 +50,17 @@ from tests.fixture_repo import EXPECTED, make_fixture_repo
         "infra/service-account-prod.json",
         "terraform.tfstate",
         "CERTS/SERVER.PEM",
+        # registry and cluster credentials, vault passwords, tool configs with keys
+        ".docker/config.json",
+        "home/.kube/config",
+        "deploy/kubeconfig",
+        "prod.kubeconfig",
+        "terraform.tfstate.backup",
+        ".vault_pass",
+        "ansible/.vault-password",
+        "config/credentials.yml",
+        ".s3cfg",
+        ".terraformrc",
     ],
 )
 def test_secret_paths(path: str) -> None:
@@ -73,6 +84,10 @@ def test_secret_paths(path: str) -> None:
         "key.txt",
         "monkey.py",
         "service-account.md",
+        "config.json",  # only Docker's, in .docker/
+        "docker/config.json",
+        "src/config",
+        "kube/config.go",
     ],
 )
 def test_not_secret_paths(path: str) -> None:
@@ -397,6 +412,12 @@ def test_unquoted_password_in_ini_is_redacted_but_not_a_python_variable() -> Non
         ("deploy.sh", "export DB_PASSWORD=S3cr3tValue99", "S3cr3tValue99"),
         ("Dockerfile", "ENV API_TOKEN=tok9f8e7d6c5b4a", "tok9f8e7d6c5b4a"),
         ("win.ini", "password = hunter2\r", "hunter2"),
+        # a kubeconfig under any name: its private key
+        (
+            "deploy/cluster.yaml",
+            "    client-key-data: LS0tLS1CRUdJTiBSU0EgS0VZ",
+            "LS0tLS1CRUdJTiBSU0EgS0VZ",
+        ),
     ],
 )
 def test_unquoted_config_values(path: str, line: str, secret: str) -> None:
