@@ -400,6 +400,39 @@ def in_changed_files(
     return out
 
 
+def cited_changes(sources: Sequence[Any], root: Path, changed: Sequence[str]) -> list[str]:
+    """Sentences for the card's sources whose files changed since indexing: deleted (the
+    cited code is gone), or edited (the cited lines may have moved: ``askrepo verify``).
+
+    >>> from types import SimpleNamespace as S
+    >>> cited_changes([S(n=1, path="gone.go"), S(n=2, path="a.go"), S(n=3, path="a.go")],
+    ...               Path("/nonexistent"), ["gone.go", "b.go"])  # doctest: +NORMALIZE_WHITESPACE
+    ['`gone.go` [1] was deleted since the index was built: its code is no longer in the
+      work tree.']
+    """
+    wanted = set(changed)
+    gone: dict[str, list[int]] = {}
+    edited: dict[str, list[int]] = {}
+    for s in sources:
+        if s.path in wanted:
+            into = edited if (Path(root) / s.path).is_file() else gone
+            into.setdefault(s.path, []).append(s.n)
+    out = []
+    for path, ns in gone.items():
+        cites = "".join(f"[{n}]" for n in ns)
+        out.append(
+            f"`{path}` {cites} was deleted since the index was built: its code is no longer "
+            "in the work tree."
+        )
+    for path, ns in edited.items():
+        cites = "".join(f"[{n}]" for n in ns)
+        out.append(
+            f"`{path}` {cites} changed since the index was built: the cited lines may have "
+            "moved (`askrepo verify` checks them; `--refresh` re-reads the file)."
+        )
+    return out
+
+
 def changed_note(found: Sequence[tuple[str, str]], *, refused: bool = False) -> str:
     """The sentence for ``in_changed_files``'s names: after a card's lead, or (``refused``) as
     the answer when the index has none of the names the question is about.
@@ -755,9 +788,12 @@ def ask(
             if not any(text_has_term(n, [s.text]) for s in card.sources)
             and not store.find_symbol(n)
         ]
-        moved = in_changed_files(unseen, Path(getattr(store, "repo", ".")), changed)
-        if moved:
-            card = with_notes(card, [changed_note(moved)])
+        root = Path(getattr(store, "repo", "."))
+        moved = in_changed_files(unseen, root, changed)
+        notes = [changed_note(moved)] if moved else []
+        notes += cited_changes(card.sources, root, changed)
+        if notes:
+            card = with_notes(card, notes)
     by_n = {s.n: s for s in card.sources}
     card_citations = [citation_for(s.n, s, commit) for s in card.sources]
 

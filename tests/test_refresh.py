@@ -213,3 +213,13 @@ def test_ask_points_to_a_changed_file_for_a_name_the_index_lacks(repo, monkeypat
     # a name in no file at all: still refused as absent, even with changed files
     a = ask("where is PaymentGatewayRegistry?", retriever, NoModel(), changed=fresh.changed)
     assert a.refused and a.answer.startswith("The code base does not contain")
+    # a cited file deleted since indexing: the answer says its code is gone
+    (repo / "shop" / "cart.py").unlink()
+    fresh = check_store(retriever.store)
+    a = ask("what does Cart.total return?", retriever, NoModel(), changed=fresh.changed)
+    ns = "".join(f"[{c['n']}]" for c in a.evidence_sources if c["path"] == "shop/cart.py")
+    assert ns == "[1][2]"  # the method and its class
+    assert (
+        f"`shop/cart.py` {ns} was deleted since the index was built: its code is no longer "
+        "in the work tree." in a.answer
+    )
