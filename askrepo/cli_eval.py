@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -100,6 +100,7 @@ def eval_cmd(
     qs = load_queries(qfile)
     names = [c.strip() for c in configs.split(",") if c.strip()]
     err = Console(stderr=True)
+    _warn_unreachable(root, qs, err)
     with err.status("evaluating…") as status:
         report = run_eval(
             root,
@@ -115,6 +116,23 @@ def eval_cmd(
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
         return
     print_report(report, Console())
+
+
+def _warn_unreachable(root: Path, qs: list[Any], err: Any) -> None:
+    """Say on stderr which gold paths are no indexed file (each such question is a sure miss)."""
+    from askrepo.errors import AskrepoError
+    from askrepo.evaluate import unreachable_targets
+    from askrepo.store import open_index
+
+    try:
+        indexed = set(open_index(root).files())
+    except AskrepoError:
+        return  # no index yet: run_eval says how to make one
+    lines = unreachable_targets(qs, indexed)
+    for line in lines[:10]:
+        err.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+    if len(lines) > 10:
+        err.print(f"[yellow]warning:[/] … and {len(lines) - 10} more", highlight=False)
 
 
 def _suite(manifest: Path, configs: str, k: int, baseline: str | None, json_out: bool) -> None:

@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -116,7 +116,13 @@ def load_queries(path: Path) -> list[EvalQuery]:
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"No query file at {path}; pass --queries FILE (format: docs/eval.md).")
-    return parse_queries(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"{path} is not UTF-8 text — pass a JSON or JSONL question file (docs/eval.md)."
+        ) from None
+    return parse_queries(text, str(path))
 
 
 def _targets(items: Any, where: str) -> list[Expected]:
@@ -130,15 +136,16 @@ def _targets(items: Any, where: str) -> list[Expected]:
             continue
         if not isinstance(e, dict) or not e.get("path"):
             raise UsageError(f"{where}: every target needs a 'path' (a string or an object).")
-        out.append(_expected(e))
+        out.append(_expected(e, where))
     return out
 
 
-def _expected(e: dict[str, Any]) -> Expected:
+def _expected(e: dict[str, Any], where: str = "a target") -> Expected:
     """An ``Expected`` from ``{"path", "start_line"?, "end_line"?, "symbol"?}`` (path checked by
     the caller); a missing end line is the start line."""
-    start = _opt_int(e.get("start_line"))
-    end = _opt_int(e.get("end_line"))
+    start = _opt_int(e.get("start_line"), where, "start_line")
+    end = _opt_int(e.get("end_line"), where, "end_line")
+    _check_range(start, end, where)
     return Expected(
         path=str(e["path"]),
         start_line=start,
@@ -165,6 +172,10 @@ def _parse_benchmark_record(rec: dict[str, Any], where: str, n: int) -> EvalQuer
 
 def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
     where = f"{source}: record {n}"
+    if isinstance(rec, dict):
+        text = rec.get("query", rec.get("question"))
+        if isinstance(text, str) and not text.strip():
+            raise UsageError(f"{where}: the question is empty.")
     if isinstance(rec, dict) and isinstance(rec.get("query"), str) and "relevant" in rec:
         return _parse_benchmark_record(rec, where, n)
     if not isinstance(rec, dict) or not isinstance(rec.get("question"), str):
@@ -175,14 +186,14 @@ def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
     exp = rec.get("expected", [])
     if isinstance(exp, dict):  # click-eval format
         absent = exp.get("result") == "insufficient_evidence"
-        expected = [
-            Expected(
-                path=str(loc["path"]),
-                start_line=_opt_int(loc.get("line_min")),
-                end_line=_opt_int(loc.get("line_max", loc.get("line_min"))),
-            )
-            for loc in exp.get("locations") or []
-        ]
+        expected = []
+        for loc in exp.get("locations") or []:
+            if not isinstance(loc, dict) or not loc.get("path"):
+                raise UsageError(f"{where}: every location needs a 'path'.")
+            start = _opt_int(loc.get("line_min"), where, "line_min")
+            end = _opt_int(loc.get("line_max", loc.get("line_min")), where, "line_max")
+            _check_range(start, end, where)
+            expected.append(Expected(path=str(loc["path"]), start_line=start, end_line=end))
         tags = [str(rec["category"])] if rec.get("category") else []
         if absent and "absent" not in tags:
             tags.append("absent")
@@ -192,7 +203,7 @@ def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
         for e in exp:
             if not isinstance(e, dict) or not e.get("path"):
                 raise UsageError(f"{where}: every expected location needs a 'path'.")
-            expected.append(_expected(e))
+            expected.append(_expected(e, where))
         tags = [str(t) for t in rec.get("tags") or []]
     else:
         raise UsageError(f"{where}: 'expected' must be a list or an object.")
@@ -203,8 +214,41 @@ def _parse_record(rec: Any, source: str, n: int) -> EvalQuery:
     return EvalQuery(id=qid, question=rec["question"], expected=expected, tags=tags, absent=absent)
 
 
-def _opt_int(v: Any) -> int | None:
-    return None if v is None else int(v)
+def unreachable_targets(queries: Sequence[EvalQuery], indexed: Collection[str]) -> list[str]:
+    """One line per expected or secondary path that is not an indexed file: no search can
+    return it, so the question scores a miss whatever the ranking does (a typo, a file the
+    walk skips, a path outside the repository).
+
+    >>> q = EvalQuery(id="q1", question="x", expected=[Expected(path="nosuch.go")])
+    >>> unreachable_targets([q], {"router.go"})
+    ['q1: nosuch.go is not an indexed file — no search can find it']
+    """
+    out = []
+    for q in queries:
+        for t in [*q.expected, *q.secondary]:
+            if t.path not in indexed:
+                out.append(f"{q.id}: {t.path} is not an indexed file — no search can find it")
+    return out
+
+
+def _opt_int(v: Any, where: str = "a target", name: str = "a line") -> int | None:
+    """A line number from a question file: an int, or a string of digits; None when absent."""
+    if v is None:
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        n = v
+    elif isinstance(v, str) and v.strip().isdigit():
+        n = int(v)
+    else:
+        raise UsageError(f"{where}: {name} must be a whole number (got {v!r}).")
+    if n < 1:
+        raise UsageError(f"{where}: {name} must be 1 or more — lines count from 1 (got {n}).")
+    return n
+
+
+def _check_range(start: int | None, end: int | None, where: str) -> None:
+    if start is not None and end is not None and end < start:
+        raise UsageError(f"{where}: the end line {end} is before the start line {start}.")
 
 
 # ---------------------------------------------------------------------------------------------

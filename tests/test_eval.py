@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -638,3 +639,56 @@ def test_run_suite_pools_repositories(tmp_path):
     result = CliRunner().invoke(app, ["eval", "--manifest", str(manifest), "-c", "hybrid+scope"])
     assert result.exit_code == 0, result.output
     assert "nDCG@10 per language" in result.stdout and "gone" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "record, says",
+    [
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": "a"}]},
+         "record 1: start_line must be a whole number (got 'a')"),
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": -5}]},
+         "record 1: start_line must be 1 or more"),
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": 10, "end_line": 5}]},
+         "record 1: the end line 5 is before the start line 10"),
+        ({"question": "  ", "expected": [{"path": "a.go"}]}, "record 1: the question is empty"),
+        ({"query": "x", "relevant": [{"path": "a.go", "start_line": True}]},
+         "record 1: start_line must be a whole number (got True)"),
+        ({"question": "x", "expected": {"locations": [{"path": "a.go", "line_min": "1x"}]}},
+         "record 1: line_min must be a whole number"),
+    ],
+)  # fmt: skip
+def test_bad_question_records_are_one_line_usage_errors(record, says):
+    with pytest.raises(UsageError, match=re.escape(says)):
+        parse_queries(json.dumps([record]), "q.json")
+    # a line number written as a string of digits is fine
+    ok = parse_queries(
+        json.dumps([{"question": "x", "expected": [{"path": "a", "start_line": "3"}]}])
+    )
+    assert (ok[0].expected[0].start_line, ok[0].expected[0].end_line) == (3, 3)
+
+
+def test_a_question_file_that_is_not_text_is_a_usage_error(tmp_path):
+    from askrepo.evaluate import load_queries
+
+    f = tmp_path / "bin.json"
+    f.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(UsageError, match="is not UTF-8 text"):
+        load_queries(f)
+
+
+def test_unreachable_targets_name_the_question_and_the_path():
+    from askrepo.evaluate import unreachable_targets
+
+    qs = [
+        EvalQuery(id="ok", question="x", expected=[Expected(path="router.go")]),
+        EvalQuery(
+            id="typo",
+            question="y",
+            expected=[Expected(path="routr.go")],
+            secondary=[Expected(path="../../etc/passwd")],
+        ),
+    ]
+    assert unreachable_targets(qs, {"router.go"}) == [
+        "typo: routr.go is not an indexed file — no search can find it",
+        "typo: ../../etc/passwd is not an indexed file — no search can find it",
+    ]
