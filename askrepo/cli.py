@@ -457,6 +457,26 @@ def search(
     query = text_arg(query, "query")
     if history:  # askrepo.cli_history
         from .cli_history import search_history_cmd
+        from .errors import UsageError
+
+        code_only = {
+            "--files": files,
+            "--expand": expand,
+            "--include-tests/--exclude-tests": include_tests is not None,
+            "--include-docs/--exclude-docs": include_docs is not None,
+            "--max-per-file": max_per_file is not None,
+            "--explain": explain,
+            "--refresh": refresh,
+            "several --repo": bool(repo and len(repo) > 1),
+        }
+        given = [flag for flag, on in code_only.items() if on]
+        if given:
+            one = len(given) == 1
+            raise UsageError(
+                f"{', '.join(given)} {'applies' if one else 'apply'} to code search, not to "
+                f"--history (commits) — drop {'it' if one else 'them'}, or search code without "
+                "--history"
+            )
 
         root = default_repo(repo[0] if repo else None)
         search_history_cmd(query, root, k=k, mode=mode, model=model, json_out=json_out)

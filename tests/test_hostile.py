@@ -199,3 +199,18 @@ def test_help_paragraphs_reflow_to_the_terminal_not_at_source_newlines():
     assert all(len(ln) >= 60 for ln in paragraph[:-1]), paragraph
     r = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
     assert "REPO/eval/queries.json" in r.output  # not swallowed as an HTML tag
+
+
+def test_search_history_refuses_options_of_code_search(small_index):
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+
+    root = str(small_index.store.repo)
+    r = CliRunner().invoke(app, ["search", "--history", "x", "--files", "--repo", root])
+    assert r.exit_code == 2
+    assert "--files applies to code search, not to --history (commits) — drop it" in r.output
+    r = CliRunner().invoke(
+        app, ["search", "--history", "x", "--expand", "--explain", "--repo", root]
+    )
+    assert "--expand, --explain apply to code search" in r.output and "drop them" in r.output
