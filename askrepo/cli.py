@@ -245,9 +245,16 @@ An interrupted run leaves the previous index usable.
     if history:  # askrepo.cli_history
         from .cli_history import index_history_cmd
 
-        hist = index_history_cmd(
-            root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
-        )
+        try:
+            hist = index_history_cmd(
+                root, model=model, depth=history_depth, rebuild=rebuild, json_out=json_out
+            )
+        except KeyboardInterrupt:
+            fail(
+                "Interrupted while reading the history: the code index above is up to date; "
+                "the history index was not changed — run `askrepo index --history` again.",
+                130,
+            )
     if json_out:  # one object; the history run's summary under "history"
         from .freshness import check_store
         from .store import open_index
