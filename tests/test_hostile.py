@@ -214,3 +214,25 @@ def test_search_history_refuses_options_of_code_search(small_index):
         app, ["search", "--history", "x", "--expand", "--explain", "--repo", root]
     )
     assert "--expand, --explain apply to code search" in r.output and "drop them" in r.output
+
+
+def test_index_history_interrupted_says_the_code_index_is_done(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import askrepo.cli_history as cli_history
+    from askrepo.cli import app
+
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n")
+    summary = index_repo(root, embedder=FakeEmbedder())
+    monkeypatch.setattr(indexer_mod, "index_repo", lambda *a, **k: summary)
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_history, "index_history_cmd", interrupted)
+    r = CliRunner().invoke(app, ["index", str(root), "--history"])
+    assert r.exit_code == 130, r.output
+    text = " ".join(r.output.split())
+    assert "the code index above is up to date; the history index was not changed" in text
