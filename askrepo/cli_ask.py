@@ -249,6 +249,26 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
 
     cited = {(c.path, c.start_line) for c in answer.citations}
     uncited = [h for h in answer.retrieved if (h.path, h.start_line) not in cited]
+    commits = [h for h in uncited if h.kind == "commit"]
+    if commits and not (verbose or not answer.citations):
+        # a why/when question: the commits the history index found, which the card (code
+        # only) does not read; listed so they are not lost without a model
+        from rich.markup import escape
+        from rich.table import Table
+
+        t = Table(
+            box=None,
+            header_style="bold",
+            title="Commits found (the card reads code only; `git show SHA` reads one)",
+            title_justify="left",
+        )
+        for col in ("rank", "commit", "date", "subject"):
+            t.add_column(col, no_wrap=col != "subject", overflow="fold")
+        for h in commits:
+            sha = (getattr(h, "sha", "") or h.path)[:7]
+            when = (getattr(h, "date", "") or "")[:10]
+            t.add_row(str(h.rank), sha, when, escape(getattr(h, "subject", "") or ""))
+        console.print(t, highlight=False)
     if uncited and (verbose or not answer.citations):
         t = _locations_table(console, "Retrieved, not cited", "rank", [h.location for h in uncited])
         for h in uncited:

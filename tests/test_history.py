@@ -696,6 +696,19 @@ def test_ask_cites_a_commit_beside_code(indexed):
     ans2 = ask("where is fetch defined", retriever, llm2, k=6)
     assert "commit " not in llm2.prompts[0].split("Question:")[0]
     assert all(type(c).__name__ == "Citation" for c in ans2.citations)
+    # without a model the card reads code only; the CLI still lists the commits it found
+    from rich.console import Console
+
+    from askrepo.cli_ask import _render
+    from askrepo.llm import NoModel
+
+    ans3 = ask("why do we retry on 503 from the load balancer", retriever, NoModel(), k=6)
+    assert any(h.kind == "commit" for h in ans3.retrieved)
+    console = Console(record=True, width=120)
+    _render(console, ans3, root, NoModel(), verbose=False)
+    shown = console.export_text()
+    assert "Commits found" in shown and shas["retry"][:7] in shown
+    assert "Retry on 503 from the load balancer" in shown
 
 
 def test_read_commits_survives_a_missing_blob(tmp_path):
