@@ -66,8 +66,17 @@ def search_history_cmd(
 ) -> None:
     from askrepo.history import search_history
 
-    out, _ = _consoles()
+    out, err = _consoles()
     res = search_history(root, query, k=k, model=model, mode=mode)
+    if res.stale:
+        n = res.new_commits
+        what = f"{n} commit{'s' * (n != 1)} since" if n else "HEAD moved since"
+        err.print(
+            f"[yellow]note:[/] {what} the history index was built — run "
+            f"`askrepo index --history {root}` to add {'them' if n else 'the new history'}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if json_out:
         print(json.dumps(res.to_dict(), ensure_ascii=False))
         return

@@ -146,17 +146,41 @@ class HistorySearchResult:
     elapsed_ms: float
     hits: list[CommitHit]
     commits_indexed: int
-    head: str | None
+    head: str | None  # the commit the history index was built at
+    head_commit: str | None = None  # the repository's HEAD now
+    new_commits: int | None = None  # commits since ``head`` (None: not an ancestor / unknown)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.head and self.head_commit and self.head != self.head_commit)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "repo": self.repo,
             "head": self.head,
+            "indexed_commit": self.head,
+            "head_commit": self.head_commit,
+            "stale": self.stale,
+            "new_commits": self.new_commits,
             "commits_indexed": self.commits_indexed,
             "elapsed_ms": round(self.elapsed_ms, 2),
             "hits": [h.to_dict() for h in self.hits],
         }
+
+
+def commits_since(repo: Path, indexed: str | None) -> tuple[str | None, int | None]:
+    """(HEAD now, how many commits it is ahead of ``indexed``; None when ``indexed`` is not an
+    ancestor of it, as after a rebase, or git cannot say)."""
+    from .ingest import _git, git_commit
+
+    head = git_commit(repo)
+    if not head or not indexed or head == indexed:
+        return head, 0 if head and head == indexed else None
+    out = _git(repo, "rev-list", "--count", f"{indexed}..{head}")
+    ancestor = _git(repo, "merge-base", "--is-ancestor", indexed, head)
+    text = out.decode().strip() if out else ""
+    return head, int(text) if text.isdigit() and ancestor is not None else None
 
 
 @dataclass
@@ -613,6 +637,7 @@ class HistoryIndex:
             self._hit(i, rows[sha], score, {"dense": dr.get(sha), "fts": fr.get(sha)})
             for i, (sha, score) in enumerate(fused, 1)
         ]
+        now, ahead = commits_since(Path(self.repo), self.meta.get("head"))
         return HistorySearchResult(
             query=query,
             repo=str(self.repo),
@@ -620,6 +645,8 @@ class HistoryIndex:
             hits=hits,
             commits_indexed=self.count,
             head=self.meta.get("head"),
+            head_commit=now,
+            new_commits=ahead,
         )
 
     def _hit(self, rank: int, r: dict[str, Any], score: float, sources: dict) -> CommitHit:

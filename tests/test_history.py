@@ -316,6 +316,29 @@ def test_incremental_run_embeds_only_new_commits(indexed, tmp_path):
     assert fourth.commits_removed == 1 and fourth.commits_indexed == 13
 
 
+def test_search_says_how_many_commits_the_history_index_is_behind(indexed, tmp_path):
+    root, _, _, _ = indexed
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    emb = FakeEmbedder()
+    index_history(clone, embedder=emb)
+    res = HistoryIndex.open(clone, embedder=emb).search("retry")
+    assert (res.stale, res.new_commits) == (False, 0) and res.head == res.head_commit
+    for i in range(2):
+        (clone / "http" / "client.py").write_text(
+            (clone / "http" / "client.py").read_text() + f"\n\ndef f{i}():\n    return {i}\n"
+        )
+        _commit_all(clone, f"Add f{i}")
+    res = HistoryIndex.open(clone, embedder=emb).search("retry")
+    d = res.to_dict()
+    assert (d["stale"], d["new_commits"]) == (True, 2)
+    assert d["indexed_commit"] == res.head and d["head_commit"] != res.head
+    # a rewritten history: the indexed head is no ancestor, how far is unknown
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~3"], cwd=clone, check=True)
+    res = HistoryIndex.open(clone, embedder=emb).search("retry")
+    assert (res.stale, res.new_commits) == (True, None)
+
+
 def test_crash_mid_run_leaves_the_committed_history(indexed, tmp_path):
     root, _, _, _ = indexed
     clone = tmp_path / "clone"
