@@ -364,6 +364,9 @@ def index_history(
             batch.clear()
 
         t = time.perf_counter()
+        from .ingest import excluded_by_rules
+
+        excluded = excluded_by_rules(root)  # .askrepoignore'd and secret files: not stored
         with BlobReader(root) as blobs:
             from .gitlog import touched_definitions
 
@@ -377,9 +380,10 @@ def index_history(
                 subject, r1 = redact(c.subject)
                 body, r2 = redact(c.body[:MAX_BODY_CHARS])
                 redactions += r1 + r2
-                files = list(dict.fromkeys(f.path for f in c.files))
-                renames = [f"{f.old_path}\t{f.path}" for f in c.files if f.status == "R"]
-                defs = touched_definitions(c, blobs)
+                kept = [f for f in c.files if not excluded(f.path)]
+                files = list(dict.fromkeys(f.path for f in kept))
+                renames = [f"{f.old_path}\t{f.path}" for f in kept if f.status == "R"]
+                defs = [(p, s) for p, s in touched_definitions(c, blobs) if not excluded(p)]
                 batch.append(
                     {
                         "sha": c.sha,

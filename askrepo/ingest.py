@@ -27,7 +27,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -795,6 +795,29 @@ def _is_vendored(top: str, rel: str, name: str) -> bool:
     if name in _PACKAGE_NAMES_TOO:
         return not os.path.isfile(os.path.join(top, rel, "__init__.py"))
     return True
+
+
+def excluded_by_rules(top: str | Path) -> Callable[[str], bool]:
+    """A test of repository paths (which may no longer exist) against the rules the walk
+    applies beyond git's own: ``.askrepoignore`` files in the path's directories (as they are
+    in the work tree now) and secret file names (``secrets.is_secret_path``). For what the
+    history index stores of files the code index leaves out."""
+    from .secrets import is_secret_path
+
+    rules = _Rules()
+    root = str(top)
+
+    def excluded(rel: str) -> bool:
+        if is_secret_path(rel):
+            return True
+        parts = rel.split("/")
+        for i in range(len(parts)):
+            rules.load_dir(root, "/".join(parts[:i]))
+            if rules.ignored("/".join(parts[: i + 1]), is_dir=i < len(parts) - 1):
+                return True
+        return False
+
+    return excluded
 
 
 class _Rules:

@@ -339,6 +339,27 @@ def test_search_says_how_many_commits_the_history_index_is_behind(indexed, tmp_p
     assert (res.stale, res.new_commits) == (True, None)
 
 
+def test_history_leaves_out_what_the_code_index_leaves_out(tmp_path):
+    """A file .askrepoignore'd (or a secret file) is not in the code index: its names and
+    path are not stored with the commits that touched it either."""
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".askrepoignore").write_text("generated/\n")
+    (root / "generated").mkdir()
+    (root / "generated" / "tables.py").write_text("def generated_lookup_table():\n    return 1\n")
+    (root / "app.py").write_text("def handle_request():\n    return 2\n")
+    (root / ".env.production").write_text("TOKEN=x\n")
+    _commit_all(root, "Add the request handler and its lookup table")
+    emb = FakeEmbedder()
+    index_history(root, embedder=emb)
+    rows = list(HistoryIndex.open(root, embedder=emb).rows())
+    assert len(rows) == 1
+    assert rows[0]["files"] == [".askrepoignore", "app.py"]
+    stored = json.dumps(rows[0]["defs"], default=str)
+    assert "handle_request" in stored and "generated_lookup_table" not in stored
+
+
 def test_crash_mid_run_leaves_the_committed_history(indexed, tmp_path):
     root, _, _, _ = indexed
     clone = tmp_path / "clone"
