@@ -65,6 +65,8 @@ class IndexStatus:
 
 def status(store: Any) -> IndexStatus:
     store.refresh()
+    if hasattr(store, "check_readable"):
+        store.check_readable()  # damaged tables: say so and how to fix, not "embedded n / n"
     meta = store.meta()
     done, total = store.embedding_progress()
     return IndexStatus(

@@ -236,3 +236,20 @@ def test_index_history_interrupted_says_the_code_index_is_done(tmp_path, monkeyp
     assert r.exit_code == 130, r.output
     text = " ".join(r.output.split())
     assert "the code index above is up to date; the history index was not changed" in text
+
+
+def test_status_notices_a_damaged_table(small_index):
+    """Data files of the chunks table gone: the metadata still reads, so status must read the
+    tables themselves to say so (it reported 'embedded 3 / 3' before)."""
+    from askrepo.errors import IndexIncompatibleError
+    from askrepo.refresh import status
+    from askrepo.store import open_index
+
+    root = small_index.store.repo
+    assert status(open_index(root)).embedded > 0  # healthy: reads fine
+    data = list((small_index.store.path / "lance").glob("chunks_*/data/*.lance"))
+    assert data
+    for f in data:
+        f.unlink()
+    with pytest.raises(IndexIncompatibleError, match=r"chunks table cannot be read .* --rebuild"):
+        status(open_index(root))
