@@ -51,12 +51,26 @@ def verify(
         raise UsageError(f"{root} is not a directory — pass --repo PATH of a repository")
     default = indexed_commit(root)
     results = [
-        verify_citation(root, c, expected_hash=hash_, default_commit=default) for c in citations
+        verify_citation(root, _from_cwd(root, c), expected_hash=hash_, default_commit=default)
+        for c in citations
     ]
     for r in results:
         print(json.dumps(r.to_dict(), ensure_ascii=False))
     if any(r.status != VALID for r in results):
         raise typer.Exit(1)
+
+
+def _from_cwd(root: Path, citation: str) -> str:
+    """The citation with its path made repo-relative when it was given relative to the current
+    directory (``compress.go:51-60`` from ``middleware/``), as ``askrepo why`` reads paths."""
+    import re
+
+    from .cli_history import _repo_relative
+
+    m = re.fullmatch(r"(.+?)(:\d+(?:-\d+)?(?:@\S+)?)", citation.strip())
+    if not m:
+        return citation  # verify_citation says what is wrong with it
+    return _repo_relative(root, m.group(1)) + m.group(2)
 
 
 def indexed_commit(root: Path) -> str | None:

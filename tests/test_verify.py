@@ -250,6 +250,20 @@ def test_cli_prints_json_lines_and_exit_codes(repo):
     ]
 
 
+def test_cli_reads_a_path_relative_to_the_current_directory(repo, monkeypatch):
+    """From pkg/, `app.py:4-6` is pkg/app.py, as `askrepo why` reads it."""
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+
+    root, sha = repo
+    monkeypatch.chdir(root / "pkg")
+    r = CliRunner().invoke(app, ["verify", f"app.py:4-6@{sha}", "--repo", str(root)])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.stdout)
+    assert (row["path"], row["status"]) == ("pkg/app.py", "valid")
+
+
 def test_cli_errors_are_one_line(repo):
     root, _ = repo
     for args in (["pkg/app.py"], ["a.py:1", "b.py:2", "--hash", "0" * 16]):
