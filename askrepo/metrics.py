@@ -11,17 +11,22 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .datatypes import symbol_matches
+
 RELEVANT_GAIN = 1.0
 SECONDARY_GAIN = 0.5
 
 
 def covers(result: Any, target: Any) -> bool:
-    """Same path and, when the target has lines, overlapping 1-based inclusive line ranges."""
+    """Same path and, when the target has lines, overlapping 1-based inclusive line ranges;
+    a target with a ``symbol`` and no lines is covered by a chunk of that symbol (as
+    ``evaluate.is_hit``), one with only a path by any chunk of the file."""
     if result.path != target.path:
         return False
     start = getattr(target, "start_line", None)
     if start is None:
-        return True
+        symbol = getattr(target, "symbol", None)
+        return not symbol or symbol_matches(getattr(result, "symbol", None), symbol)
     end = getattr(target, "end_line", None)
     end = start if end is None else end
     return result.start_line <= end and start <= result.end_line

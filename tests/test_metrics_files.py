@@ -28,6 +28,19 @@ def test_covers_whole_file_and_span():
     assert not covers(r("b.py"), t("a.py"))
 
 
+def test_a_symbol_target_is_covered_by_a_chunk_of_that_symbol():
+    # as hit@k counts it (evaluate.is_hit): not by another chunk of the same file
+    target = NS(path="core.py", start_line=None, end_line=None, symbol="Context.invoke")
+    assert covers(r("core.py", 800, 870, symbol="Context.invoke"), target)
+    assert covers(r("core.py", 800, 870, symbol="click.Context.invoke"), target)
+    assert not covers(r("core.py", 1, 40, symbol="Context.__init__"), target)
+    res = [
+        r("core.py", 1, 40, symbol="Context.__init__"),
+        r("core.py", 800, 870, symbol="Context.invoke"),
+    ]
+    assert math.isclose(ndcg_at_k(res, [target]), 1 / math.log2(3))  # rank 2, not rank 1
+
+
 def test_ndcg_worked_numbers():
     # relevant target found at rank 2, the other not at all: dcg = 1/log2(3); ideal 1 + 1/log2(3)
     res = [r("x.py"), r("a.py"), r("y.py")]
