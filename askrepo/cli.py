@@ -163,17 +163,25 @@ def freshen(retriever: Any, fresh: Any, refresh: bool) -> Any:
     return res.freshness
 
 
+def note(message: str) -> None:
+    """A one-line note on stderr (``message`` may hold rich markup)."""
+    err.print(f"[yellow]note:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def plural(n: int, word: str) -> str:
+    """``3 files``, ``1 file``."""
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def stale_note(fresh: Any, root: Path) -> None:
     """One line on stderr when the index is behind the files on disk."""
     if not fresh.stale:
         return
     n = fresh.changed_files
-    what = f"{n} file{'s' * (n != 1)} changed" if n else "the files may have changed"
-    err.print(
-        f"[yellow]note:[/] {what} since indexing — results may be out of date; "
-        f"run `askrepo index {root}` or search with --refresh",
-        highlight=False,
-        soft_wrap=True,
+    what = f"{plural(n, 'file')} changed" if n else "the files may have changed"
+    note(
+        f"{what} since indexing — results may be out of date; "
+        f"run `askrepo index {root}` or search with --refresh"
     )
 
 

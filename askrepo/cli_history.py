@@ -64,18 +64,17 @@ def index_history_cmd(
 def search_history_cmd(
     query: str, root: Path, *, k: int, mode: str, model: str | None, json_out: bool
 ) -> None:
+    from askrepo.cli import note, plural
     from askrepo.history import search_history
 
-    out, err = _consoles()
+    out, _ = _consoles()
     res = search_history(root, query, k=k, model=model, mode=mode)
     if res.stale:
         n = res.new_commits
-        what = f"{n} commit{'s' * (n != 1)} since" if n else "HEAD moved since"
-        err.print(
-            f"[yellow]note:[/] {what} the history index was built — run "
-            f"`askrepo index --history {root}` to add {'them' if n else 'the new history'}",
-            highlight=False,
-            soft_wrap=True,
+        what = f"{plural(n, 'commit')} since" if n else "HEAD moved since"
+        note(
+            f"{what} the history index was built — run `askrepo index --history {root}` "
+            f"to add {'them' if n else 'the new history'}"
         )
     if json_out:
         print(json.dumps(res.to_dict(), ensure_ascii=False))
