@@ -562,6 +562,9 @@ def print_files(result: Any) -> None:
     out.print(t)
 
 
+SYMBOL_MIN = 24  # a narrower symbol column folds a name such as Logger.pushProcessor
+
+
 def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:
     from rich.table import Table
 
@@ -569,15 +572,23 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         out.print(f"No results for {escape(repr(result.query))}.")
         return
     t = Table(box=None, header_style="bold")
-    t.add_column("#", justify="right")
+    t.add_column("#", justify="right", no_wrap=True)
+    # The location keeps its width while the symbol column can have SYMBOL_MIN (or its widest
+    # symbol) beside it and the other columns theirs (2 of padding each); past that it folds,
+    # down to 20 (never cut: it is the citation), and the symbol folds in what is left.
     widest = max(len(h.location) for h in result.hits)
-    t.add_column("location", no_wrap=True, min_width=min(widest, 60))
-    t.add_column("symbol", overflow="fold")
-    t.add_column("score", justify="right")
+    names = max(len(h.symbol or f"({h.kind})") for h in result.hits)
+    others = (len(str(result.hits[-1].rank)), 6) + ((5, 5, 12) if explain else ())
+    spare = out.width - sum(others) - 2 * (len(others) + 2)
+    loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
+    sym = min(names, max(8, spare - loc))
+    t.add_column("location", overflow="fold", min_width=loc, max_width=loc)
+    t.add_column("symbol", overflow="fold", min_width=sym, max_width=sym)
+    t.add_column("score", justify="right", no_wrap=True)
     if explain:
-        t.add_column("dense", justify="right")
-        t.add_column("fts", justify="right")
-        t.add_column("note")
+        t.add_column("dense", justify="right", no_wrap=True)
+        t.add_column("fts", justify="right", no_wrap=True)
+        t.add_column("note", min_width=12)  # wraps at its spaces
     for h in result.hits:
         row = [str(h.rank), escape(h.location), escape(h.symbol or f"({h.kind})")]
         row.append(f"{h.score:.4f}")

@@ -182,16 +182,25 @@ def short_symbol(symbol: str | None, limit: int = 30) -> str:
     return ("…" if cut else "") + ".".join(parts[cut:])
 
 
-def _locations_table(console: Any, title: str, first: str, locations: list[str]) -> Any:
+def _locations_table(
+    console: Any, title: str, first: str, locations: list[str], symbols: list[str]
+) -> Any:
     """A table of numbered locations and their symbols. The location is what a reader follows:
-    never cut (as wide as the widest, up to the terminal's width less 12); a symbol wraps."""
+    as wide as the widest while that leaves the symbol column ``SYMBOL_MIN`` (or its widest
+    symbol), else it folds (down to 20), never cut; the symbol folds in what is left."""
     from rich.table import Table
+
+    from askrepo.cli import SYMBOL_MIN
 
     t = Table(box=None, header_style="bold", title=title, title_justify="left")
     t.add_column(first, justify="right", no_wrap=True)
     widest = max(len(loc) for loc in locations)
-    t.add_column("location", no_wrap=True, min_width=min(widest, max(20, console.width - 12)))
-    t.add_column("symbol", overflow="fold")
+    names = max((len(s) for s in symbols), default=0)
+    spare = console.width - max(len(first), 4) - 6  # the first column ("[10]"), 2 x 3 padding
+    loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
+    sym = max(1, min(names, spare - loc))
+    t.add_column("location", overflow="fold", min_width=loc, max_width=loc)
+    t.add_column("symbol", overflow="fold", min_width=sym, max_width=sym)
     return t
 
 
@@ -238,10 +247,12 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         console.print(Markdown(answer.answer))
     console.print()
     if answer.citations:
-        t = _locations_table(console, "Sources", "#", [c.location for c in answer.citations])
-        for c in sorted(answer.citations, key=lambda c: c.n):
+        cites = sorted(answer.citations, key=lambda c: c.n)
+        names = [short_symbol(c.symbol) for c in cites]
+        t = _locations_table(console, "Sources", "#", [c.location for c in cites], names)
+        for c, name in zip(cites, names, strict=True):
             kind = getattr(c, "kind", None)
-            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), short_symbol(c.symbol))
+            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), name)
         console.print(t, highlight=False)
     if answer.invalid_citations:
         nums = ", ".join(f"[{n}]" for n in answer.invalid_citations)
@@ -270,13 +281,11 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
             t.add_row(str(h.rank), sha, when, escape(getattr(h, "subject", "") or ""))
         console.print(t, highlight=False)
     if uncited and (verbose or not answer.citations):
-        t = _locations_table(console, "Retrieved, not cited", "rank", [h.location for h in uncited])
-        for h in uncited:
-            t.add_row(
-                str(h.rank),
-                _link(root, h.path, h.location, h.kind),
-                short_symbol(h.symbol) or f"({h.kind})",
-            )
+        names = [short_symbol(h.symbol) or f"({h.kind})" for h in uncited]
+        locations = [h.location for h in uncited]
+        t = _locations_table(console, "Retrieved, not cited", "rank", locations, names)
+        for h, name in zip(uncited, names, strict=True):
+            t.add_row(str(h.rank), _link(root, h.path, h.location, h.kind), name)
         console.print(t, highlight=False)
 
     secs = answer.timings_ms.get("total", 0.0) / 1000

@@ -569,6 +569,80 @@ def test_files_table_keeps_paths_whole_in_a_narrow_terminal(monkeypatch):
     assert "544-584 Factory" in lines[1] and len(lines) == 3
 
 
+def test_hits_table_keeps_symbols_readable_in_a_narrow_terminal(monkeypatch):
+    """On 80 columns a 58-character location left the symbol column 4 characters
+    (``Logge / r.pus / hProc …``): the location now folds past what leaves the symbol 24, and
+    every column keeps its width; on a wide terminal both stay on one line."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from askrepo import cli
+    from askrepo.datatypes import Hit
+
+    loc = "src/Monolog/Handler/ProcessableHandlerInterface.php"
+    hits = [
+        Hit(1, "src/Monolog/Logger.php", 271, 279, "Logger.pushProcessor", "method", "php",
+            0.0343, {"dense": 3, "fts": 3}, None, "x"),
+        Hit(2, loc, 16, 44, "ProcessableHandlerInterface", "class", "php",
+            0.0298, {"dense": 2, "fts": 1}, None, "x"),
+    ]  # fmt: skip
+    result = SimpleNamespace(hits=hits, query="q")
+
+    def table(width: int) -> list[str]:
+        buf = io.StringIO()
+        monkeypatch.setattr(cli, "out", Console(file=buf, width=width, color_system=None))
+        monkeypatch.setattr(cli, "print_snippet", lambda *a, **k: None)
+        cli.print_hits(result)
+        return buf.getvalue().splitlines()
+
+    narrow = table(80)
+    assert narrow[0].split() == ["#", "location", "symbol", "score"]
+    assert narrow[1].split() == ["1", "src/Monolog/Logger.php:271-279", "Logger.pushProcessor",
+                                 "0.0343"]  # fmt: skip
+    # the second row folds both its location and its 27-character symbol (past 24)
+    row, more = narrow[2].split(), narrow[3].split()
+    assert row[0] == "2" and row[-1] == "0.0298" and len(narrow) == 4
+    assert row[1] + more[0] == f"{loc}:16-44" and row[2] + more[1] == hits[1].symbol
+    assert len(row[2]) == cli.SYMBOL_MIN and max(map(len, narrow)) <= 80
+    wide = table(120)
+    assert wide[2].split() == ["2", f"{loc}:16-44", "ProcessableHandlerInterface", "0.0298"]
+    assert len(wide) == 3
+
+
+def test_ask_sources_table_folds_nothing_away(monkeypatch):
+    """``ask``'s Sources table: at 80 columns the symbol keeps 24 characters beside a long
+    location, and whatever folds is all there (rich had cropped a character of a folded
+    symbol when the table came out one column too wide)."""
+    import io
+
+    from rich.console import Console
+
+    from askrepo.cli_ask import _locations_table
+
+    locs = [
+        "src/Monolog/Logger.php:271-279",
+        "src/Monolog/Handler/ProcessableHandlerInterface.php:16-44",
+    ]
+    names = ["Logger.pushProcessor", "ProcessableHandlerInterface"]
+    for width in (80, 60, 36):
+        buf = io.StringIO()
+        console = Console(file=buf, width=width, color_system=None)
+        t = _locations_table(console, "Sources", "#", locs, names)
+        for i, (loc, name) in enumerate(zip(locs, names, strict=True), 1):
+            t.add_row(f"[{i}]", loc, name)
+        console.print(t)
+        header, *lines = buf.getvalue().splitlines()[1:]
+        at_loc, at_sym = header.index("location"), header.index("symbol")
+        assert max(map(len, lines)) <= width
+        folded_locs = "".join(line[at_loc:at_sym].strip() for line in lines)
+        folded_names = "".join(line[at_sym:].strip() for line in lines)
+        assert (folded_locs, folded_names) == ("".join(locs), "".join(names)), (width, lines)
+        if width == 80:
+            assert lines[0].split()[1:] == [locs[0], names[0]]
+
+
 def test_search_files_lists_k_files_when_one_large_file_fills_the_pool(tmp_path):
     """rich's progress.py filled all 20 pooled chunks of a report about the progress bar, and
     `--files -k 5` listed 2 files: the files of a deeper list now follow."""
