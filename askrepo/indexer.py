@@ -257,9 +257,18 @@ def index_repo(
         timings["walk"] = time.perf_counter() - t
         if not current:
             why = ", ".join(f"{n} {r}" for r, n in sorted(walked.skipped.items())) or "none found"
+            kept = ""
+            if prev_meta is not None and prev_meta.file_count:
+                # the files were all deleted or ignored since: the index cannot be emptied, and
+                # "run `askrepo index`" (the stale note's fix) would only fail again
+                n = prev_meta.file_count
+                kept = (
+                    f"; the index built earlier is unchanged and still answers for its {n} "
+                    f"file{'s' * (n != 1)} (delete {w.path} to drop it)"
+                )
             raise UsageError(
                 f"No indexable files in {root} (skipped: {why}) — check the path, "
-                ".gitignore and .askrepoignore"
+                f".gitignore and .askrepoignore{kept}"
             )
         report("walk", len(current), len(current))
 

@@ -8,6 +8,7 @@ Which files (see ``docs/ingest.md`` for the user-facing version):
   files deleted from the work tree are skipped silently; submodules and nested repositories are
   not entered. Outside a work tree (or without git, or when the root is itself git-ignored),
   the tree is walked directly and every ``.gitignore`` is applied with gitignore semantics.
+  A submodule or nested repository is counted as ``nested_repo`` (git mode).
 * ``.askrepoignore`` files (gitignore syntax, at the root or in any directory) are applied on
   top, in both modes.
 * Then files are skipped, and counted by reason: ``symlink`` (never followed), ``vendored``
@@ -697,13 +698,17 @@ def _filter_git_list(
     dir_state: dict[str, str | None] = {"": None}
     out: list[tuple[str, os.stat_result | None]] = []
     for rel in listed:
-        if rel.endswith("/"):
-            continue  # a nested repository git does not enter
+        nested = rel.endswith("/")  # a nested repository git does not enter
+        rel = rel.rstrip("/")
         parts = rel.split("/")
         if parts[-1] in _VCS_DIRS:
             continue
         if _dir_state(top, "/".join(parts[:-1]), dir_state, rules) is not None:
             continue  # ignored, or inside a vendored directory (counted once below)
+        if nested:
+            if _dir_state(top, rel, dir_state, rules) is None:
+                result._skip("nested_repo", rel + "/")  # not entered: say so
+            continue
         if rules.ignored(rel, is_dir=False):
             continue
         try:
@@ -713,8 +718,10 @@ def _filter_git_list(
         except OSError:
             result._skip("unreadable", rel)
             continue
-        if stat.S_ISDIR(st.st_mode):
-            continue  # a submodule
+        if stat.S_ISDIR(st.st_mode):  # a submodule: not entered either
+            if _dir_state(top, rel, dir_state, rules) is None:
+                result._skip("nested_repo", rel + "/")
+            continue
         out.append((rel, st))
     for state in sorted({s for s in dir_state.values() if s and s.startswith("vendored:")}):
         result._skip("vendored", state[len("vendored:") :])
@@ -808,7 +815,7 @@ def excluded_by_rules(top: str | Path) -> Callable[[str], bool]:
     root = str(top)
 
     def excluded(rel: str) -> bool:
-        if is_secret_path(rel):
+        if is_secret_path(rel) or _CONTROL_CHARS.search(rel):
             return True
         parts = rel.split("/")
         for i in range(len(parts)):
@@ -820,6 +827,24 @@ def excluded_by_rules(top: str | Path) -> Callable[[str], bool]:
     return excluded
 
 
+def _own_dirs(top: str) -> set[str]:
+    """ASKREPO_HOME and ASKREPO_MODELS, repo-relative, when they lie inside ``top`` (indexing
+    ``~`` or a repository that holds them): never indexed, or every run would index the index
+    it just wrote, and every check find it changed."""
+    own = set()
+    real_top = os.path.realpath(top)
+    for d in (config.home(), config.models_dir()):
+        rel = os.path.relpath(os.path.realpath(d), real_top)
+        if (
+            rel != "."
+            and not rel.startswith(".." + os.sep)
+            and rel != ".."
+            and not os.path.isabs(rel)
+        ):
+            own.add(rel.replace(os.sep, "/"))
+    return own
+
+
 class _Rules:
     """Gitignore-style rules from ignore files in many directories (deeper files win)."""
 
@@ -828,11 +853,14 @@ class _Rules:
         # per ignore-file name: directory -> spec
         self.specs: dict[str, dict[str, GitIgnoreSpec]] = {n: {} for n in self.names}
         self.loaded: set[str] = set()
+        self.own: set[str] = set()  # askrepo's own directories inside the root (_own_dirs)
 
     def load_dir(self, top: str, rel_dir: str) -> None:
         if rel_dir in self.loaded:
             return
         self.loaded.add(rel_dir)
+        if rel_dir == "":
+            self.own = _own_dirs(top)
         for name in self.names:
             path = os.path.join(top, rel_dir, name)
             try:
@@ -850,6 +878,8 @@ class _Rules:
 
     def ignored(self, rel: str, *, is_dir: bool) -> bool:
         """True if any rule set ignores ``rel`` (its parent dirs were already checked)."""
+        if self.own and any(rel == d or rel.startswith(d + "/") for d in self.own):
+            return True
         parts = rel.split("/")
         for specs in self.specs.values():
             if not specs:
@@ -872,6 +902,9 @@ class _Rules:
 # --- inspecting one file -------------------------------------------------------------------------
 
 
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _inspect(top: str, rel: str, st: os.stat_result | None, limit: int, result: WalkResult) -> None:
     name = rel.rsplit("/", 1)[-1]
     lname = name.lower()
@@ -879,6 +912,9 @@ def _inspect(top: str, rel: str, st: os.stat_result | None, limit: int, result: 
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not valid UTF-8 cannot be cited
         result._skip("unreadable", rel.encode("utf-8", "replace").decode("utf-8"))
+        return
+    if _CONTROL_CHARS.search(rel):  # nor one with a newline or tab: `path:start-end` breaks
+        result._skip("unreadable", _CONTROL_CHARS.sub("?", rel))
         return
     full = os.path.join(top, rel)
     if st is None:

@@ -157,6 +157,27 @@ def test_latin1_directory_name(tmp_path):
     assert index_repo(root, embedder=emb).files_indexed == 0
 
 
+def test_every_file_deleted_says_the_old_index_still_answers_and_how_to_drop_it(repo):
+    """All files deleted since the last run: `index` failed with "No indexable files" while the
+    old index kept answering, and the stale note's fix (`askrepo index`) only failed again."""
+    from askrepo.errors import UsageError
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    for f in (repo / "shop").iterdir():
+        f.unlink()
+    with pytest.raises(UsageError) as exc:
+        index_repo(repo, embedder=emb)
+    msg = str(exc.value)
+    assert "No indexable files" in msg and "still answers for its 2 files" in msg
+    assert f"delete {open_index(repo).path}" in msg
+    empty = repo.parent / "empty"
+    empty.mkdir()
+    with pytest.raises(UsageError) as fresh:  # no earlier index: nothing more to say
+        index_repo(empty, embedder=emb)
+    assert "still answers" not in str(fresh.value)
+
+
 # -- phase 2 batching ---------------------------------------------------------------------------
 
 

@@ -246,9 +246,26 @@ def test_nested_repository_and_submodule_like_dirs_are_not_entered(tmp_path):
     root = write(tmp_path / "repo", {"a.py": "x\n", "nested/b.py": "x\n"})
     git(root / "nested", "init", "-q")
     git(root, "init", "-q")
-    got = kept(walk(root))
-    assert got == {"a.py": ("python", "code")}
+    result = walk(root)
+    assert kept(result) == {"a.py": ("python", "code")}
     assert set(kept(walk(root / "nested"))) == {"b.py"}
+    # not entered, and not silently: the summary counts it
+    assert result.skipped_paths == {"nested_repo": ["nested/"]}
+    (root / ".askrepoignore").write_text("nested/\n")
+    assert walk(root).skipped_paths == {}
+
+
+def test_a_submodule_is_counted_as_a_nested_repository(tmp_path):
+    sub = write(tmp_path / "sub", {"lib.py": "def f(): pass\n"})
+    git(sub, "init", "-q")
+    git(sub, "add", "-A")
+    git(sub, "commit", "-qm", "i")
+    root = write(tmp_path / "repo", {"a.py": "x\n"})
+    git(root, "init", "-q")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "ext")
+    result = walk(root)
+    assert set(kept(result)) == {"a.py", ".gitmodules"}
+    assert result.skipped_paths == {"nested_repo": ["ext/"]}
 
 
 def test_git_missing_falls_back_to_walking(tmp_path, monkeypatch):
@@ -391,6 +408,21 @@ def test_non_utf8_file_name_is_skipped(tmp_path):
     result = walk(root)
     assert set(kept(result)) == {"a.py"}
     assert result.skipped["unreadable"] == 1
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_a_file_name_with_a_newline_or_tab_is_skipped_not_cited_over_two_lines(tmp_path, use_git):
+    """`new\\nline.py` was indexed and cited as `new` / `line.py:1-2` over two lines, and a tab
+    in a name broke the history index's records: such names are skipped like non-UTF-8 ones."""
+    root = write(tmp_path / "repo", {"a.py": "x\n", "new\nline.py": "x\n", "t\tab.py": "x\n"})
+    if use_git:
+        git(root, "init", "-q")
+    result = walk(root)
+    assert set(kept(result)) == {"a.py"}
+    assert result.skipped_paths == {"unreadable": ["new?line.py", "t?ab.py"]}
+    # nor does the history index store them (its records are tab-separated: `tab` + `ab.py`)
+    excluded = ingest.excluded_by_rules(root)
+    assert excluded("t\tab.py") and excluded("new\nline.py") and not excluded("a.py")
 
 
 # --- errors and empty repositories ---------------------------------------------------------------
@@ -744,3 +776,26 @@ def test_git_commit_is_none_for_a_root_the_enclosing_repo_ignores(tmp_path):
     )
     assert git_commit(outer) is not None
     assert git_commit(outer / "cache" / "lib") is None
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git", "no-git"])
+def test_askrepo_home_and_models_inside_the_root_are_never_indexed(tmp_path, monkeypatch, use_git):
+    """ASKREPO_HOME inside the repository (or indexing `~`, which holds ~/.askrepo): every run
+    indexed the index it had just written, and every check found it changed."""
+    root = write(
+        tmp_path / "repo",
+        {
+            "a.py": "x = 1\n",
+            ".askhome/indexes/r/meta.json": "{}\n",
+            "cache/models/m/config.json": "{}\n",
+            "cache/other.txt": "keep\n",
+        },
+    )
+    monkeypatch.setenv("ASKREPO_HOME", str(root / ".askhome"))
+    monkeypatch.setenv("ASKREPO_MODELS", str(root / "cache" / "models"))
+    if use_git:
+        git(root, "init", "-q")
+    assert set(kept(walk(root))) == {"a.py", "cache/other.txt"}
+    got = ingest.inspect_paths(root, [".askhome/indexes/r/meta.json", "a.py"], with_gitignore=True)
+    assert [f.path for f in got.files] == ["a.py"]
+    assert ".askhome/indexes/r/meta.json" not in ingest.list_candidates(root)
