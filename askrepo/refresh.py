@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import AskrepoError, UsageError
+from .errors import AskrepoError, UsageError, shell_arg
 from .freshness import Freshness, check_store
 
 DEFAULT_MAX_FILES = 20
@@ -123,7 +123,7 @@ def refresh_changed(
     if not fresh.stale:
         return RefreshResult(False, 0, fresh)
     n = fresh.changed_files
-    hint = f"run `askrepo index {store.repo}` to refresh"
+    hint = f"run `askrepo index {shell_arg(store.repo)}` to refresh"
     if fresh.method == "unknown":
         return RefreshResult(False, n, fresh, f"could not check for changes — {hint}")
     if n > limit:
@@ -156,6 +156,11 @@ def refresh_changed(
         return RefreshResult(False, n, fresh, "another index run is in progress; searched as is")
     except AskrepoError as exc:
         return RefreshResult(False, n, fresh, f"refresh failed ({exc})")
+    except OSError as exc:  # e.g. a shared index in a read-only ASKREPO_HOME: search it as is
+        where = f": {exc.filename}" if exc.filename else ""
+        return RefreshResult(
+            False, n, fresh, f"refresh failed ({exc.strerror or exc}{where}); searched as is"
+        )
     store.refresh()
     after = check_store(store)
     return RefreshResult(True, n, after, chunks_embedded=summary.chunks_embedded)

@@ -16,11 +16,15 @@ from .errors import UsageError
 
 
 def _is_absolute(rel: str) -> bool:
+    """``/x``, ``\\x``, ``~/x``, ``C:\\x``, ``C:/x``, ``C:``; on POSIX ``a:1-2.py`` and
+    ``~notes.md`` are file names (a repository can hold them, and search cites them)."""
+    drive = PureWindowsPath(rel).drive
     return (
-        rel.startswith(("/", "\\", "~"))
+        rel.startswith(("/", "\\"))
+        or rel.split("/", 1)[0].split("\\", 1)[0] == "~"
         or PurePosixPath(rel).is_absolute()
         or PureWindowsPath(rel).is_absolute()
-        or PureWindowsPath(rel).drive != ""
+        or (drive != "" and (os.name == "nt" or rel == drive))
     )
 
 

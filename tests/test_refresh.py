@@ -98,6 +98,26 @@ def test_refresh_changed_limits_and_lock(repo):
     assert {c.symbol for _, c, _ in store.by_symbol(["new_0", "new_2"])} == {"new_0", "new_2"}
 
 
+def test_a_refresh_that_cannot_write_the_index_searches_as_is(repo, monkeypatch):
+    """A shared index in a read-only ASKREPO_HOME: `search --refresh` (or
+    ASKREPO_AUTO_REFRESH=1, on every search) failed with `Permission denied: …/lock` instead of
+    searching the index as it is, as the other failing refreshes do."""
+    import askrepo.indexer
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    store = open_index(repo)
+    (repo / "shop" / "new.py").write_text("def new():\n    pass\n")
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(store.path / "lock"))
+
+    monkeypatch.setattr(askrepo.indexer, "index_repo", read_only)
+    res = refresh_changed(store, limit=20, embedder=emb)
+    assert not res.refreshed and res.freshness.stale
+    assert res.note == f"refresh failed (Permission denied: {store.path / 'lock'}); searched as is"
+
+
 def test_refresh_of_a_deleted_file(repo):
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)

@@ -39,11 +39,23 @@ def test_plain_paths_resolve(repo):
 
 
 @pytest.mark.parametrize(
-    "rel", ["/etc/passwd", "~/.ssh/id_rsa", "C:\\Windows\\win.ini", "\\\\x\\y"]
+    "rel",
+    ["/etc/passwd", "~/.ssh/id_rsa", "~", "C:\\Windows\\win.ini", "C:/x.py", "C:", "\\\\x\\y"],
 )
 def test_absolute_paths_are_refused(repo, rel):
     with pytest.raises(UsageError, match="path must be relative to the repo root"):
         resolve_repo_path(repo, rel)
+
+
+@pytest.mark.parametrize("rel", ["a:1-2.py", "~notes.md", "C:foo.py"])
+def test_posix_names_that_look_like_drives_or_home_are_relative(repo, rel):
+    """`askrepo index` indexes `a:1-2.py` and search cites it; verify (and MCP read_file)
+    refused it as an absolute Windows path."""
+    if os.name == "nt":
+        pytest.skip("a drive letter on Windows")
+    (repo / rel).write_text("x = 1\n")
+    assert resolve_repo_path(repo, rel) == (repo / rel).resolve()
+    assert resolve_repo_path(repo, rel, allowed={rel}) == (repo / rel).resolve()
 
 
 @pytest.mark.parametrize("rel", ["../outside/secret.txt", "..", "src/../../outside/secret.txt"])
