@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,12 +31,36 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # paragraphs reflow to the terminal, not at source newlines
 )
-out = Console()
-err = Console(stderr=True)
+
+
+class SafeConsole(Console):
+    """A rich Console that shows the control characters of repository text (a file's ESC
+    sequences, a stray CSI or BEL) as visible ``\\x1b`` escapes instead of sending them to the
+    terminal, where they could recolour, retitle or clear it. Styles rich adds itself are
+    rendered from ``Segment.style``, so they are untouched."""
+
+    def _render_buffer(self, buffer: Any) -> str:
+        from rich.segment import Segment
+
+        def visible(text: str) -> str:
+            return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+        return super()._render_buffer(
+            seg
+            if seg.control or not _CONTROL.search(seg.text)
+            else Segment(visible(seg.text), seg.style)
+            for seg in buffer
+        )
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but "\t" and "\n"
+out = SafeConsole()
+err = SafeConsole(stderr=True)
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # plain text: a path such as `/tmp/[red]repo` or `[id].py` is shown as is, not as markup
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -159,13 +184,13 @@ def freshen(retriever: Any, fresh: Any, refresh: bool) -> Any:
         n = res.changed_files
         err.print(f"[dim]refreshed {n} changed file{'s' * (n != 1)} before searching[/]")
     elif res.note:
-        err.print(f"[yellow]note:[/] {res.note}", highlight=False, soft_wrap=True)
+        note(res.note)
     return res.freshness
 
 
 def note(message: str) -> None:
-    """A one-line note on stderr (``message`` may hold rich markup)."""
-    err.print(f"[yellow]note:[/] {message}", highlight=False, soft_wrap=True)
+    """A one-line note on stderr (``message`` is plain text, not rich markup)."""
+    err.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def plural(n: int, word: str) -> str:
@@ -175,13 +200,15 @@ def plural(n: int, word: str) -> str:
 
 def stale_note(fresh: Any, root: Path) -> None:
     """One line on stderr when the index is behind the files on disk."""
+    from .errors import shell_arg
+
     if not fresh.stale:
         return
     n = fresh.changed_files
     what = f"{plural(n, 'file')} changed" if n else "the files may have changed"
     note(
         f"{what} since indexing — results may be out of date; "
-        f"run `askrepo index {root}` or search with --refresh"
+        f"run `askrepo index {shell_arg(root)}` or search with --refresh"
     )
 
 
@@ -370,14 +397,14 @@ def _print_index_summary(s: Any) -> None:
     from rich.table import Table
 
     t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_row("repository", s.repo)
+    t.add_row("repository", escape(s.repo))
     t.add_row(
         "files",
         f"{s.files_total} indexed ({s.files_indexed} new/changed, {s.files_unchanged} "
         f"unchanged, {s.files_removed} removed)",
     )
     if s.skipped:
-        t.add_row("skipped", ", ".join(f"{n} {why}" for why, n in s.skipped.items()))
+        t.add_row("skipped", escape(", ".join(f"{n} {why}" for why, n in s.skipped.items())))
     langs = ", ".join(f"{lang} {n}" for lang, n in list(s.chunks_by_language.items())[:8])
     t.add_row("chunks", f"{s.chunks_total} ({s.chunks_embedded} embedded this run) — {langs}")
     if s.chunks_with_vectors < s.chunks_total:
@@ -391,9 +418,9 @@ def _print_index_summary(s: Any) -> None:
     rate = f" · {s.embed_rate:.0f} chunks/s" if s.embed_rate else ""
     t.add_row("time", stages + rate)
     t.add_row("model", f"{s.model} ({s.model_id})")
-    t.add_row("index", s.index_path)
+    t.add_row("index", escape(s.index_path))
     if s.rebuilt:
-        t.add_row("rebuilt", s.rebuilt)
+        t.add_row("rebuilt", escape(s.rebuilt))
     if s.pieces_missing:
         t.add_row(
             "note",
@@ -576,8 +603,9 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
     # The location keeps its width while the symbol column can have SYMBOL_MIN (or its widest
     # symbol) beside it and the other columns theirs (2 of padding each); past that it folds,
     # down to 20 (never cut: it is the citation), and the symbol folds in what is left.
-    widest = max(len(h.location) for h in result.hits)
-    names = max(len(h.symbol or f"({h.kind})") for h in result.hits)
+    # (a column is never narrower than its header: "symbo / l" above a 5-letter name)
+    widest = max([len("location"), *(len(h.location) for h in result.hits)])
+    names = max([len("symbol"), *(len(h.symbol or f"({h.kind})") for h in result.hits)])
     others = (len(str(result.hits[-1].rank)), 6) + ((5, 5, 12) if explain else ())
     spare = out.width - sum(others) - 2 * (len(others) + 2)
     loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
@@ -687,7 +715,7 @@ def grep(
             soft_wrap=True,
         )
     if res.note:
-        err.print(f"[dim]{res.note}[/]")
+        err.print(f"[dim]{escape(res.note)}[/]")
     if res.truncated and res.matches:
         more = res.total_matches - len(res.matches)
         many = f"{more} more matching lines" if more > 0 else "more matching lines"

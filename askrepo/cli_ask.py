@@ -194,8 +194,9 @@ def _locations_table(
 
     t = Table(box=None, header_style="bold", title=title, title_justify="left")
     t.add_column(first, justify="right", no_wrap=True)
-    widest = max(len(loc) for loc in locations)
-    names = max((len(s) for s in symbols), default=0)
+    # a column is never narrower than its header ("symbo / l" above a 5-letter name)
+    widest = max([len("location"), *(len(loc) for loc in locations)])
+    names = max([len("symbol"), *(len(s) for s in symbols)])
     spare = console.width - max(len(first), 4) - 6  # the first column ("[10]"), 2 x 3 padding
     loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
     sym = max(1, min(names, spare - loc))
@@ -252,7 +253,7 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         t = _locations_table(console, "Sources", "#", [c.location for c in cites], names)
         for c, name in zip(cites, names, strict=True):
             kind = getattr(c, "kind", None)
-            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), name)
+            t.add_row(f"[{c.n}]", _link(root, c.path, c.location, kind), Text(name))
         console.print(t, highlight=False)
     if answer.invalid_citations:
         nums = ", ".join(f"[{n}]" for n in answer.invalid_citations)
@@ -285,7 +286,7 @@ def _render(console: Any, answer: Any, root: Path, llm: Any, *, verbose: bool) -
         locations = [h.location for h in uncited]
         t = _locations_table(console, "Retrieved, not cited", "rank", locations, names)
         for h, name in zip(uncited, names, strict=True):
-            t.add_row(str(h.rank), _link(root, h.path, h.location, h.kind), name)
+            t.add_row(str(h.rank), _link(root, h.path, h.location, h.kind), Text(name))
         console.print(t, highlight=False)
 
     secs = answer.timings_ms.get("total", 0.0) / 1000

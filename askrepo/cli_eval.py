@@ -73,8 +73,7 @@ def eval_cmd(
     ] = None,
 ) -> None:
     """Measure retrieval quality (hit@k, MRR, NDCG@10, file hit@k) of each search configuration."""
-    from rich.console import Console
-
+    from askrepo.cli import SafeConsole as Console
     from askrepo.cli import default_repo
     from askrepo.evaluate import load_queries, run_eval
 
@@ -136,8 +135,7 @@ def _warn_unreachable(root: Path, qs: list[Any], err: Any) -> None:
 
 
 def _suite(manifest: Path, configs: str, k: int, baseline: str | None, json_out: bool) -> None:
-    from rich.console import Console
-
+    from askrepo.cli import SafeConsole as Console
     from askrepo.evaluate import load_manifest, run_suite
 
     entries = load_manifest(manifest)

@@ -65,6 +65,7 @@ def search_history_cmd(
     query: str, root: Path, *, k: int, mode: str, model: str | None, json_out: bool
 ) -> None:
     from askrepo.cli import note, plural
+    from askrepo.errors import shell_arg
     from askrepo.history import search_history
 
     out, _ = _consoles()
@@ -73,7 +74,7 @@ def search_history_cmd(
         n = res.new_commits
         what = f"{plural(n, 'commit')} since" if n else "HEAD moved since"
         note(
-            f"{what} the history index was built — run `askrepo index --history {root}` "
+            f"{what} the history index was built — run `askrepo index --history {shell_arg(root)}` "
             f"to add {'them' if n else 'the new history'}"
         )
     if json_out:
@@ -91,12 +92,16 @@ def search_history_cmd(
         )
         live = [d for d in h.defs if d.location]
         for d in live[:6]:
-            out.print(f"     [green]{d.location}[/] [dim]{d.symbol}[/]", highlight=False)
+            out.print(
+                f"     [green]{escape(d.location)}[/] [dim]{escape(d.symbol or '')}[/]",
+                highlight=False,
+            )
         if len(live) > 6:
             out.print(f"     [dim]… {len(live) - 6} more definitions[/]")
         if not live and h.files:
             more = f" (+{len(h.files) - 4})" if len(h.files) > 4 else ""
-            out.print(f"     [dim]files: {', '.join(h.files[:4])}{more}[/]", highlight=False)
+            files = escape(", ".join(h.files[:4]))
+            out.print(f"     [dim]files: {files}{more}[/]", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +140,7 @@ def why(
         f"-{res.end_line}" if res.end_line != res.start_line else ""
     )
     if res.commit is None:
-        out.print(f"{span}: not committed yet (only in the working tree).")
+        out.print(f"{escape(span)}: not committed yet (only in the working tree).")
         return
     c = res.commit
     out.print(
@@ -145,26 +150,27 @@ def why(
         soft_wrap=True,
     )
     where = f" (then {c.path_then})" if c.path_then != res.path else ""
-    out.print(f"[dim]last meaningful change to {span}{where}[/]", highlight=False)
+    out.print(f"[dim]last meaningful change to {escape(span + where)}[/]", highlight=False)
     body = res.message.split("\n", 1)[1].strip() if "\n" in res.message else ""
     if body:
         out.print()
-        out.print(body, highlight=False, soft_wrap=True)
+        out.print(escape(body), highlight=False, soft_wrap=True)
     for d in res.touched_here[:4]:
-        out.print(f"in [green]{d['location']}[/] [dim]{d['symbol']}[/]", highlight=False)
+        loc, sym = escape(d["location"] or ""), escape(d["symbol"] or "")
+        out.print(f"in [green]{loc}[/] [dim]{sym}[/]", highlight=False)
     if res.touched_elsewhere:
         out.print("\n[bold]it also touched[/]")
         for d in res.touched_elsewhere[:12]:
-            loc = d["location"] or f"{d['path']} (gone)"
-            out.print(f"  [green]{loc}[/] [dim]{d['symbol']}[/]", highlight=False)
+            loc = escape(d["location"] or f"{d['path']} (gone)")
+            out.print(f"  [green]{loc}[/] [dim]{escape(d['symbol'] or '')}[/]", highlight=False)
     elif res.files and len(res.files) > 1:
-        out.print(f"\n[bold]files in that commit:[/] {', '.join(res.files[:10])}")
+        out.print(f"\n[bold]files in that commit:[/] {escape(', '.join(res.files[:10]))}")
     others = [x for x in res.commits if x.sha != c.sha]
     if others:
         out.print("\n[dim]other commits in these lines:[/]")
         for x in others[:5]:
             out.print(
-                f"  [dim]{x.sha[:10]} {x.date[:10]} ({len(x.lines)} lines) {x.subject}[/]",
+                f"  [dim]{x.sha[:10]} {x.date[:10]} ({len(x.lines)} lines) {escape(x.subject)}[/]",
                 highlight=False,
             )
     if res.uncommitted_lines:
@@ -199,8 +205,7 @@ def eval_from_git_cmd(
     set_out: Path | None,
     json_out: bool,
 ) -> None:
-    from rich.console import Console
-
+    from askrepo.cli import SafeConsole as Console
     from askrepo.gitevals import DEFAULT_CONFIGS, default_set_path, run_git_eval
 
     err = Console(stderr=True)

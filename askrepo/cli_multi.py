@@ -30,6 +30,7 @@ def search_repos(
     from rich.table import Table
 
     from .cli import err, out, print_snippet
+    from .errors import shell_arg
     from .freshness import check_store
     from .multirepo import search_many
     from .retriever import Retriever
@@ -40,8 +41,8 @@ def search_repos(
     for name, f in fresh:
         if f.stale:
             err.print(
-                f"[yellow]note:[/] {name} changed since it was indexed — "
-                f"run `askrepo index {name}` to refresh",
+                f"[yellow]note:[/] {escape(name)} changed since it was indexed — "
+                f"run `askrepo index {shell_arg(name)}` to refresh",
                 highlight=False,
                 soft_wrap=True,
             )

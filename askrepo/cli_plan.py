@@ -99,16 +99,20 @@ def _link(root: Path, path: str, label: str) -> Any:
 
 
 def _item_rows(table: Any, root: Path, items: list[Any]) -> None:
+    from rich.text import Text  # not markup: a path or name such as `[id].py` is shown as is
+
     for it in items:
         ref = f"[{it.n}]" if it.n else ""
-        table.add_row(ref, _link(root, it.path, it.location), it.symbol or f"({it.kind})",
-                      "; ".join(it.why))  # fmt: skip
+        table.add_row(Text(ref), _link(root, it.path, it.location),
+                      Text(it.symbol or f"({it.kind})"), Text("; ".join(it.why)))  # fmt: skip
 
 
 def _table(title: str) -> Any:
     from rich.table import Table
+    from rich.text import Text
 
-    t = Table(box=None, header_style="bold", title=title, title_justify="left", pad_edge=False)
+    t = Table(box=None, header_style="bold", title=Text(title, style="table.title"),
+              title_justify="left", pad_edge=False)  # fmt: skip
     t.add_column("", justify="right", style="dim")
     t.add_column("location", no_wrap=True)
     t.add_column("symbol")

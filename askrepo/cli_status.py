@@ -20,6 +20,7 @@ def status_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Show an index: files, chunks embedded so far, and whether files changed since."""
+    from rich.markup import escape
     from rich.table import Table
 
     from .cli import default_repo, out
@@ -33,7 +34,7 @@ def status_cmd(
         return
     f = st.freshness
     t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_row("repository", st.repo)
+    t.add_row("repository", escape(st.repo))
     t.add_row("model", f"{st.model} ({st.model_id})")
     t.add_row(
         "indexed", f"{st.indexed_at}" + (f" at {f.indexed_commit[:12]}" if f.indexed_commit else "")
@@ -46,18 +47,18 @@ def status_cmd(
     )
     t.add_row("embedded", f"{st.embedded:,} / {st.chunk_count:,} chunks{done}")
     if f.stale:
-        names = ", ".join(f.changed[:5]) + (" …" if len(f.changed) > 5 else "")
+        names = escape(", ".join(f.changed[:5]) + (" …" if len(f.changed) > 5 else ""))
         t.add_row(
             "stale",
             f"[yellow]yes[/]: {f.changed_files} file{'s' * (f.changed_files != 1)} changed "
             f"({names}) — `askrepo index` or search with --refresh"
             if f.changed_files
-            else f"[yellow]unknown[/] ({f.error})",
+            else f"[yellow]unknown[/] ({escape(f.error or '')})",
         )
     else:
         t.add_row("stale", "no")
     if f.head_commit and f.head_commit != f.indexed_commit:
         t.add_row("HEAD", f"{f.head_commit[:12]} (moved since indexing)")
     t.add_row("checked", f"{f.method} in {f.checked_ms:.0f} ms")
-    t.add_row("index", st.index_path)
+    t.add_row("index", escape(st.index_path))
     out.print(t, highlight=False)

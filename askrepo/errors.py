@@ -43,3 +43,11 @@ class BackendError(AskrepoError):
     """An LLM backend failed (server down, model not pulled)."""
 
     exit_code = 4
+
+
+def shell_arg(value: object) -> str:
+    """A path as it must be typed in a suggested command (`run \\`askrepo index PATH\\``): a
+    repository under `~/my code` is `'/home/me/my code'`; a plain path stays as it is."""
+    import shlex
+
+    return shlex.quote(str(value))

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import config
 from .datatypes import Citation, Hit
-from .errors import IndexIncompatibleError, NoIndexError, UsageError
+from .errors import IndexIncompatibleError, NoIndexError, UsageError, shell_arg
 
 HISTORY_SCHEMA = 1
 DEFAULT_DEPTH = 5_000
@@ -543,7 +543,7 @@ class HistoryIndex:
                     "— search its code without --history"
                 ) from None
             raise NoIndexError(
-                f"No history index for {repo} — run `askrepo index --history {repo}`"
+                f"No history index for {repo} — run `askrepo index --history {shell_arg(repo)}`"
             ) from None
         return cls(path, meta, embedder)
 
@@ -561,7 +561,7 @@ class HistoryIndex:
             except Exception as exc:
                 raise IndexIncompatibleError(
                     f"The history index at {self.path} is damaged ({exc}) — "
-                    f"run `askrepo index --history --rebuild {self.repo}`"
+                    f"run `askrepo index --history --rebuild {shell_arg(self.repo)}`"
                 ) from exc
             self._table = tbl
         return self._table

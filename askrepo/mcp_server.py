@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field  # a dependency of the MCP SDK (and of lancedb and ollama)
 
-from .errors import AskrepoError, UsageError
+from .errors import AskrepoError, UsageError, shell_arg
 
 log = logging.getLogger("askrepo.mcp")
 
@@ -484,7 +484,8 @@ class Service:
             data = read_regular(full, config.max_file_bytes(), label=rel)
         except FileNotFoundError:
             raise UsageError(
-                f"{path!r} was indexed but no longer exists — run `askrepo index {h.root}`"
+                f"{path!r} was indexed but no longer exists — "
+                f"run `askrepo index {shell_arg(h.root)}`"
             ) from None
         except OSError as exc:
             raise UsageError(f"{path!r} cannot be read ({exc.strerror or exc})") from None
@@ -790,7 +791,7 @@ class Service:
             head_moved=bool(f.indexed_commit and f.head_commit != f.indexed_commit),
             hint=(
                 f"stale: {f.changed_files} file(s) changed — search_code refreshes a few "
-                f"changed files itself; else run `askrepo index {h.root}`"
+                f"changed files itself; else run `askrepo index {shell_arg(h.root)}`"
                 if f.stale
                 else "fresh"
             ),

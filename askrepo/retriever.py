@@ -16,7 +16,7 @@ from typing import Any
 
 from . import config, ranking
 from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
-from .errors import UsageError
+from .errors import UsageError, shell_arg
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
     SYMBOL,
@@ -278,7 +278,7 @@ class Retriever:
                 raise IndexIncompatibleError(
                     f"The index was built with {self.store.model_id} but model "
                     f"{self.store.model_name} is now {emb.model_id} — "
-                    f"run `askrepo index --rebuild {self.store.repo}`"
+                    f"run `askrepo index --rebuild {shell_arg(self.store.repo)}`"
                 )
             self._embedder = emb
         return self._embedder
@@ -303,6 +303,10 @@ class Retriever:
             inc_docs = opts.include_docs
             if inc_docs is None:
                 inc_docs = auto_docs or not config.exclude_docs()
+            if not any(f.file_class in (CODE, CONFIG) for f in self.store.files().values()):
+                # only docs (or tests) indexed: leaving them out would leave nothing to search
+                inc_tests = inc_tests or opts.include_tests is None
+                inc_docs = inc_docs or opts.include_docs is None
             classes = allowed_classes(inc_tests, inc_docs)
             if opts.include_tests or opts.include_docs:  # asked for on the command line
                 q = replace(

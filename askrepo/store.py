@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import config
 from .datatypes import Chunk, SourceFile
-from .errors import IndexIncompatibleError, NoIndexError
+from .errors import IndexIncompatibleError, NoIndexError, shell_arg
 
 if TYPE_CHECKING:
     from .mirror import Mirror
@@ -240,7 +240,9 @@ def _check_compatible(meta: IndexMeta, where: Path) -> None:
             f"The index for {meta.repo} was built by another askrepo version "
             f"(schema {meta.schema_version}, chunker {meta.chunker_version})"
         )
-        raise IndexIncompatibleError(f"{why} — run `askrepo index --rebuild {meta.repo}`", why)
+        raise IndexIncompatibleError(
+            f"{why} — run `askrepo index --rebuild {shell_arg(meta.repo)}`", why
+        )
 
 
 def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, float]]:
@@ -337,7 +339,7 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
         if any((p / META_FILE).exists() for p in repo_dir(parent).glob("*")):
             return NoIndexError(
                 f"No index for {repo}: it is inside the indexed repository {parent} — "
-                f"use --repo {parent}"
+                f"use --repo {shell_arg(parent)}"
             )
     if model is not None:
         try:
@@ -346,9 +348,9 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
             return NoIndexError(str(exc))
         opt = "" if model == config.DEFAULT_EMBED_MODEL else f" --model {model}"
         return NoIndexError(
-            f"No index for {repo} with model {model} — run `askrepo index {repo}{opt}`"
+            f"No index for {repo} with model {model} — run `askrepo index {shell_arg(repo)}{opt}`"
         )
-    return NoIndexError(f"No index for {repo} — run `askrepo index {repo}`")
+    return NoIndexError(f"No index for {repo} — run `askrepo index {shell_arg(repo)}`")
 
 
 def merge_parts(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -410,7 +412,7 @@ def open_index(repo: Path, model: str | None = None) -> IndexStore:
     try:
         meta, files = _read_meta(path)
     except FileNotFoundError as exc:
-        raise NoIndexError(f"No index for {repo} — run `askrepo index {repo}`") from exc
+        raise NoIndexError(f"No index for {repo} — run `askrepo index {shell_arg(repo)}`") from exc
     _check_compatible(meta, path)
     return IndexStore(path, meta, files)
 
@@ -465,7 +467,7 @@ class IndexStore:
         except Exception as exc:  # lance raises many kinds (ValueError, OSError, RuntimeError)
             raise IndexIncompatibleError(
                 f"The index at {self.path} is damaged or incomplete ({exc}) — "
-                f"run `askrepo index --rebuild {self.repo}`"
+                f"run `askrepo index --rebuild {shell_arg(self.repo)}`"
             ) from exc
         return tbl
 
@@ -482,7 +484,7 @@ class IndexStore:
                 detail = " ".join(str(exc).split())[:200]
                 raise IndexIncompatibleError(
                     f"The index at {self.path} is damaged: its {name} table cannot be read "
-                    f"({detail}) — run `askrepo index --rebuild {self.repo}`"
+                    f"({detail}) — run `askrepo index --rebuild {shell_arg(self.repo)}`"
                 ) from exc
 
     def embedding_progress(self) -> tuple[int, int]:

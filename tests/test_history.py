@@ -774,3 +774,26 @@ def test_read_commits_survives_a_missing_blob(tmp_path):
     got = list(read_commits(root, shas))
     assert [c.subject for c in got] == ["change 3", "change 2", "change 1", "change 0"]
     assert got[0].files[0].hunks == [(2, 2)]
+
+
+def test_cli_history_output_shows_brackets_in_paths_and_messages_as_is(tmp_path):
+    """`why` and `search --history` printed paths, symbols and commit messages as rich markup:
+    `[brackets]/[id].py` came out as `/.py` and a message's `[red]…[/red]` was swallowed."""
+    from fixture_repo import git
+
+    root = tmp_path / "repo"
+    (root / "[brackets]").mkdir(parents=True)
+    (root / "[brackets]" / "[id].py").write_text("def bracket_func():\n    return 1\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Add [red]bracket[/red] helper\n\nBody with [bold]markup[/bold].")
+    home = tmp_path / "home"
+    assert run_cli("index", str(root), "--history", home=home).returncode == 0
+    p = run_cli("why", "[brackets]/[id].py:1", "--repo", str(root), home=home)
+    assert p.returncode == 0, p.stderr
+    assert "Add [red]bracket[/red] helper" in p.stdout and "[bold]markup[/bold]" in p.stdout
+    assert "change to [brackets]/[id].py:1" in p.stdout
+    assert "[brackets]/[id].py:1-2 bracket_func" in p.stdout
+    p = run_cli("search", "--history", "bracket helper", "--repo", str(root), home=home)
+    assert p.returncode == 0, p.stderr
+    assert "[red]bracket[/red]" in p.stdout and "[brackets]/[id].py:1-2" in p.stdout

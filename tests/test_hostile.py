@@ -38,6 +38,55 @@ def test_cli_index_bad_paths(tmp_path):
     )
 
 
+def test_cli_errors_show_bracketed_paths_as_is(tmp_path):
+    """Error lines were rich markup: `/tmp/x/[red]repo does not exist` printed as
+    `/tmp/x/repo does not exist`, naming a path the user never gave."""
+    missing = tmp_path / "[red]repo"
+    _one_line_error(
+        run_cli("index", str(missing), home=tmp_path / "h"), f"{missing} does not exist"
+    )
+
+
+def test_cli_ask_sources_show_bracketed_names_and_a_docs_only_repo_answers(tmp_path):
+    """`ask`'s Sources table printed a section named `[draft] Setup steps` as rich markup
+    (`Setup steps`); and a repository of Markdown alone answered nothing (docs filtered)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "GUIDE.md").write_text(
+        "# Guide\n\n## [draft] Setup steps\n\nRun make setup to install the toolchain.\n"
+    )
+    home = tmp_path / "h"
+    assert run_cli("index", str(root), home=home).returncode == 0
+    p = run_cli("ask", "how do I install the toolchain?", "--backend", "none", "--repo",
+                str(root), home=home, env={"COLUMNS": "100"})  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    sources = p.stdout.split("Sources", 1)[1]
+    assert "GUIDE.md:3-5  [draft] Setup steps" in sources
+
+
+def test_cli_index_and_status_show_a_bracketed_repository_path_as_is(tmp_path):
+    """`index` and `status` printed the repository `…/my [repo]` as `…/my ` (rich markup)."""
+    root = tmp_path / "my [repo]"
+    root.mkdir()
+    (root / "w.py").write_text("def f():\n    return 1\n")
+    home = tmp_path / "h"
+    env = {"COLUMNS": "200"}
+    p = run_cli("index", str(root), home=home, env=env)
+    assert p.returncode == 0, p.stderr
+    assert f"repository  {root}" in p.stdout
+    p = run_cli("status", str(root), home=home, env=env)
+    assert p.returncode == 0 and f"repository  {root}" in p.stdout, p.stdout
+
+
+def test_suggested_commands_quote_a_path_with_spaces(tmp_path):
+    """A missing index for `/x/my repo` suggested running `askrepo index /x/my repo`, which,
+    typed as shown, indexes `/x/my`: the path in a suggested command is shell-quoted."""
+    root = tmp_path / "my repo"
+    root.mkdir()
+    p = run_cli("search", "x", "--repo", str(root), home=tmp_path / "h")
+    _one_line_error(p, f"run `askrepo index '{root}'`")
+
+
 def test_cli_only_ignored_files(tmp_path):
     root = tmp_path / "r"
     root.mkdir()

@@ -308,3 +308,27 @@ def test_prose_from_a_real_openai_server(fake_indexed, monkeypatch):
     for c in plan.citations:
         assert (c.path, c.start_line) in evidence
     assert "prose" in plan.timings_ms
+
+
+def test_plan_terminal_output_shows_brackets_in_paths_and_names_as_is(tmp_path):
+    """A file named `[red]warn.py` was printed as `warn.py` in the plan's per-file title
+    (rich markup), and a symbol or reason in brackets would vanish the same way."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from askrepo.cli_plan import render
+
+    item = SimpleNamespace(n=1, path="[red]warn.py", location="[red]warn.py:1-3",
+                           symbol="[b]x", kind="function", why=["calls [i]y"])  # fmt: skip
+    result = SimpleNamespace(
+        request="change x", commit=None, prose=None, notes=[], may_break=[], tests=[],
+        files=[SimpleNamespace(rank=1, path="[red]warn.py", items=[item])],
+        timings_ms={"total": 5.0},
+    )  # fmt: skip
+    buf = io.StringIO()
+    render(Console(file=buf, width=100, color_system=None), result, tmp_path)
+    shown = buf.getvalue()
+    assert "1. [red]warn.py" in shown and "[red]warn.py:1-3" in shown
+    assert "[b]x" in shown and "calls [i]y" in shown

@@ -88,6 +88,26 @@ def test_scope_filter_and_override(retriever):
     assert any(h.file_class == "test" for h in forced)
 
 
+def test_a_repository_of_only_docs_searches_its_docs(tmp_path):
+    """A repository of Markdown only: every chunk is a doc, and the default scope (docs left
+    out) answered `No results` for any question. With no code or config indexed, docs and
+    tests are what there is to search; asking for them to be left out still does."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "README.md").write_text("# Widget\n\n## Usage\n\nCall frobnicate to frob.\n")
+    (root / "notes.md").write_text("# Notes\n\nThe frobnicator handles retries.\n")
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        hits = retriever.search("frobnicate", SearchOptions(k=5)).hits
+        assert hits and {h.path for h in hits} == {"README.md", "notes.md"}
+        assert "docs excluded" not in retriever.search("frobnicate").filters
+        files = retriever.search_files("how do I frob?", SearchOptions(k=5)).files
+        assert {f.path for f in files} == {"README.md", "notes.md"}
+        off = retriever.search("frobnicate", SearchOptions(include_docs=False)).hits
+        assert off == []
+
+
 REPORT = (
     "Login rejects a correct password after upgrading. Our tests started failing this morning "
     "and the docs say nothing about a migration. Steps to reproduce: create a user, hash the "
@@ -609,6 +629,55 @@ def test_hits_table_keeps_symbols_readable_in_a_narrow_terminal(monkeypatch):
     wide = table(120)
     assert wide[2].split() == ["2", f"{loc}:16-44", "ProcessableHandlerInterface", "0.0298"]
     assert len(wide) == 3
+
+
+def test_hits_table_headers_never_fold_above_short_names(monkeypatch):
+    """A 5-letter symbol (``ro_fn``) beside a short location (``x.py:1-2``) made the columns
+    narrower than their headers: ``symbo`` / ``l``. Both ``search`` and ``ask`` tables."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from askrepo import cli
+    from askrepo.cli_ask import _locations_table
+    from askrepo.datatypes import Hit
+
+    hits = [Hit(1, "x.py", 1, 2, "ro_fn", "function", "python", 0.1, {}, None, "x")]
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=buf, width=80, color_system=None))
+    monkeypatch.setattr(cli, "print_snippet", lambda *a, **k: None)
+    cli.print_hits(SimpleNamespace(hits=hits, query="q"))
+    lines = buf.getvalue().splitlines()
+    assert lines[0].split() == ["#", "location", "symbol", "score"] and len(lines) == 2
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, color_system=None)
+    t = _locations_table(console, "Sources", "#", ["a:1-2"], ["f"])
+    t.add_row("[1]", "a:1-2", "f")
+    console.print(t)
+    assert buf.getvalue().splitlines()[1].split() == ["#", "location", "symbol"]
+
+
+def test_control_characters_in_repository_text_never_reach_the_terminal(monkeypatch):
+    """A file holding ``"\\x1b[31mred"`` (or a BEL, or a CSI) had its escape sequences printed
+    raw by `search` and `grep`: a repository could recolour, retitle or clear the terminal.
+    They are shown as visible escapes; rich's own styles still render."""
+    import io
+    from types import SimpleNamespace
+
+    from askrepo import cli
+    from askrepo.datatypes import Hit
+
+    text = 'def ansi():\n    return "\x1b[31mred\x1b]0;title\x07\x9b2J"'
+    hits = [Hit(1, "a\x1b[2J.py", 1, 2, "ansi", "function", "python", 0.1, {}, None, text)]
+    buf = io.StringIO()
+    console = cli.SafeConsole(file=buf, width=80, force_terminal=True, color_system="standard")
+    monkeypatch.setattr(cli, "out", console)
+    cli.print_hits(SimpleNamespace(hits=hits, query="q"))
+    shown = buf.getvalue()
+    assert "\x1b[31mred" not in shown and "\x07" not in shown and "\x9b" not in shown
+    assert "\\x1b[31mred\\x1b]0;title" in shown and "\\x9b2J" in shown  # (rich drops BEL)
+    assert "\\x1b[2J.py:1-2" in shown and "\x1b[1;36m" in shown  # rich's own style is kept
 
 
 def test_ask_sources_table_folds_nothing_away(monkeypatch):
