@@ -216,7 +216,10 @@ def _rel(root: Path, path: str) -> str:
         try:
             return Path(os.path.realpath(path)).relative_to(os.path.realpath(root)).as_posix()
         except ValueError:
-            raise UsageError(f"{path} is outside the repository {root}") from None
+            raise UsageError(
+                f"{path!r} is outside the repository — cite a path inside the repo root, "
+                "relative to it (e.g. src/app.py:10-24)"
+            ) from None
     return path
 
 

@@ -358,3 +358,41 @@ def test_token_field_when_tokens_are_required(env, browser):
         links = d.find_elements(By.CSS_SELECTOR, ".hit-link")
         assert links and all(a.get_attribute("data-repo") == str(env.ledger) for a in links)
         assert token not in d.current_url
+
+
+def test_hostile_repository_text_is_shown_not_run(env, browser, tmp_path):
+    """HTML in code and Markdown is shown as text in results and the viewer (nothing is
+    injected or run), and a #view= link to a file whose name holds "|" opens that file (the
+    link was split at every "|", so it asked for a file 'a')."""
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+
+    from askrepo.indexer import index_repo
+
+    repo = tmp_path / "hostile"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "evil.py").write_text(
+        "def evil_markup():\n"
+        '    """<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script>"""\n'
+        '    return "\\x1b[31mred\\x1b[0m"\n'
+    )
+    (repo / "a|b.py").write_text("def piped_name():\n    return 1\n")
+    (repo / "README.md").write_text("# Docs <script>window.pwned=3</script>\n\n<b>bold</b>\n")
+    index_repo(repo)
+    d = browser
+    with env.server(repos=[repo]) as url:
+        d.get(url + "/#view=" + quote("hostile|a|b.py|1|2", safe=""))
+        _wait(d, lambda dr: dr.find_element(By.ID, "viewer").is_displayed() and _highlighted(dr))
+        assert "a|b.py" in d.find_element(By.ID, "viewer-path").text
+        assert _highlighted(d) == [1, 2]
+        _search(d, "evil markup onerror script")
+        first = d.find_element(By.CSS_SELECTOR, ".hit-link")
+        assert first.text.startswith("src/evil.py:")
+        assert "<img src=x" in d.find_element(By.ID, "results").text  # shown as text
+        first.click()
+        _wait(d, lambda dr: "src/evil.py" in dr.find_element(By.ID, "viewer-path").text)
+        assert "<script>window.pwned=2</script>" in d.find_element(By.ID, "viewer").text
+        assert not d.find_elements(By.CSS_SELECTOR, "#results img, #viewer img, main script")
+        assert not d.find_elements(By.CSS_SELECTOR, "#results b, #viewer b")
+        assert d.execute_script("return window.pwned === undefined")

@@ -645,3 +645,49 @@ def test_cli_ask_over_several_repos(env, monkeypatch):
     first = data["retrieved"][0]
     assert data["citations"][0]["repo"] == first["repo"]
     assert (first["repo"], first["symbol"]) == (str(env.ledger), "Ledger.transfer")
+
+
+def test_highlight_keeps_lines_on_their_numbers_with_a_lone_cr():
+    """Lines are cut at \\n only (askrepo.lines); Pygments' get_tokens reads a lone \\r as a line
+    break, which shifted every later line of the viewer and the hits off its number."""
+    from askrepo.serve.highlight import highlight_lines
+
+    lines = ["a = 1\rb = '<x>'", "c = 2", "d\x0ce", "f = '<script>'"]
+    html = highlight_lines(lines, "python", "x.py")
+    assert len(html) == 4
+    assert "a</span>" in html[0] and "&lt;x&gt;" in html[0]
+    assert "c</span>" in html[1] and "e</span>" in html[2]
+    assert "&lt;script&gt;" in html[3] and "<script>" not in "".join(html)
+    # CRLF lines, a docstring over lines and Markdown keep their count and place too
+    assert len(highlight_lines(["x = 1\r", "y\r"], "python", "x.py")) == 2
+    doc = highlight_lines(['"""doc', 'more"""', "z"], "python", "x.py")
+    assert "more" in doc[1] and "z</span>" in doc[2]
+
+
+def test_bad_switches_and_numbers_are_400s_that_name_them(local):
+    """include_tests=perhaps was taken as false and k=1.5 / start=١ as numbers; a start far past
+    the end was reported as the 10**9 cap."""
+    for params, name in (
+        ({"q": "x", "include_tests": "perhaps"}, "include_tests"),
+        ({"q": "x", "include_docs": "maybe"}, "include_docs"),
+        ({"q": "x", "expand": "yes please"}, "expand"),
+        ({"q": "x", "highlight": "sure"}, "highlight"),
+        ({"q": "x", "k": "1.5"}, "k"),
+        ({"q": "x", "k": "\u0661"}, "k"),
+    ):
+        r = httpx.get(f"{local}/api/search", params=params, timeout=60)
+        assert r.status_code == 400, (params, r.text)
+        assert r.json()["code"] == "bad_request" and name in r.json()["error"], r.text
+    for body in ({"q": "x", "k": 1.5}, {"q": "x", "k": True}, {"q": "x", "include_docs": 3}):
+        r = httpx.post(f"{local}/api/search", json=body, timeout=60)
+        assert r.status_code == 400, (body, r.text)
+    ok = httpx.get(f"{local}/api/search", params={"q": "x", "include_tests": "false", "k": "2"})
+    assert ok.status_code == 200 and len(ok.json()["hits"]) <= 2
+    ok = httpx.post(f"{local}/api/search", json={"q": "x", "k": 2, "expand": False}, timeout=60)
+    assert ok.status_code == 200
+    far = "9" * 21
+    auth = {"repo": "shop", "path": "shop/auth.py"}
+    r = httpx.get(f"{local}/api/file", params={**auth, "start": far})
+    assert r.status_code == 400 and f"start_line {far} is past the end" in r.json()["error"]
+    r = httpx.get(f"{local}/api/file", params={**auth, "end": "1_0"})
+    assert r.status_code == 400 and "end must be a whole number" in r.json()["error"]

@@ -203,6 +203,7 @@ def test_errors_are_one_line_usage_errors(repo, tmp_path):
         f"pkg/app.py:40-41@{sha}": "has 11 lines at commit",
         f"nope.py:1-2@{sha}": "nope.py is not in commit",
         "../etc/passwd:1-2": "outside the repository",
+        "/etc/passwd:1-2": "outside the repository — cite a path inside the repo root",
         ".git/config:1-2": "inside .git/",
     }
     for cite, msg in cases.items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -440,25 +441,38 @@ async def _params(request: Any) -> dict[str, Any]:
     return params
 
 
-def _tri(value: Any) -> bool | None:
-    if value is None or value == "" or value == "auto":
-        return None
-    if isinstance(value, bool):
+def _tri(params: dict[str, Any], name: str) -> bool | None:
+    """A true/false/auto parameter; anything else is refused (not quietly taken as false)."""
+    value = params.get(name)
+    if value is None or isinstance(value, bool):
         return value
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
+    word = str(value).strip().lower()
+    if word in ("", "auto"):
+        return None
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise UsageError(f"{name} must be true, false or auto (got {value!r})")
 
 
-def _int(params: dict[str, Any], name: str, default: int | None, lo: int, hi: int) -> int | None:
+def _int(
+    params: dict[str, Any], name: str, default: int | None, lo: int, hi: int | None
+) -> int | None:
+    """A whole-number parameter: ASCII digits (a JSON integer in a body), at least ``lo``, cut
+    to ``hi`` (``None``: not cut, so a message can name the number that was asked for)."""
     raw = params.get(name)
     if raw is None or raw == "":
         return default
-    try:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", raw) and len(raw) < 4000:
         value = int(raw)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a whole number (got {raw!r})") from None
+    else:
+        raise UsageError(f"{name} must be a whole number (got {raw!r})")
     if value < lo:
         raise UsageError(f"{name} must be at least {lo} (got {value})")
-    return min(value, hi)
+    return value if hi is None else min(value, hi)
 
 
 def _query(params: dict[str, Any], name: str = "q") -> str:
@@ -635,9 +649,9 @@ def create_app(settings: ServeSettings) -> Any:
         opts = SearchOptions(
             k=_int(params, "k", 8, 1, MAX_K) or 8,
             mode=str(params.get("mode") or "hybrid"),
-            include_tests=_tri(params.get("include_tests")),
-            include_docs=_tri(params.get("include_docs")),
-            expand=bool(_tri(params.get("expand"))),
+            include_tests=_tri(params, "include_tests"),
+            include_docs=_tri(params, "include_docs"),
+            expand=bool(_tri(params, "expand")),
         )
         unavailable: list[dict[str, str]] = []
 
@@ -670,7 +684,7 @@ def create_app(settings: ServeSettings) -> Any:
         else:
             data["freshness"] = [{"repo": repo, **f} for repo, f in fresh]
             data["stale"] = any(f["stale"] for _, f in fresh)
-        if _tri(params.get("highlight")):
+        if _tri(params, "highlight"):
             data["hits"] = [_with_html(hit) for hit in data["hits"]]
         return _json(data)
 
@@ -680,8 +694,8 @@ def create_app(settings: ServeSettings) -> Any:
         if not isinstance(path, str) or not path:
             raise UsageError("Pass the repo-relative file as `path` — e.g. ?path=src/app.py")
         h = state.one(who, params.get("repo"))
-        start = _int(params, "start", 1, 1, 10**9) or 1
-        end = _int(params, "end", None, 1, 10**9)
+        start = _int(params, "start", 1, 1, None) or 1
+        end = _int(params, "end", None, 1, None)
 
         def run() -> dict[str, Any]:
             data = state.service.read_file(path, start_line=start, end_line=end, repo=str(h.root))
@@ -689,7 +703,7 @@ def create_app(settings: ServeSettings) -> Any:
             info = h.read_store().files().get(data["path"])
             data["language"] = getattr(info, "language", None)
             data["lines"] = _raw_lines(data.get("content", ""))
-            if _tri(params.get("highlight")):
+            if _tri(params, "highlight"):
                 data["html"] = highlight_lines(data["lines"], data["language"], data["path"])
             return data
 

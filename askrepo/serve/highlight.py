@@ -33,14 +33,19 @@ def _lexer(language: str | None, path: str | None):
 def highlight_lines(
     lines: list[str], language: str | None = None, path: str | None = None
 ) -> list[str]:
-    """HTML for each of ``lines`` (escaped; tokens wrapped in ``<span class="…">``)."""
+    """HTML for each of ``lines`` (escaped; tokens wrapped in ``<span class="…">``).
+
+    Lines are askrepo's (``askrepo.lines``: cut at ``\\n`` only), so the text goes to the lexer
+    unprocessed: ``get_tokens`` would turn a lone ``\\r`` into a line break and shift every
+    later line off its number.
+    """
     from pygments.token import STANDARD_TYPES
 
     if not lines:
         return []
     lexer = _lexer(language, path)
     out: list[str] = [""]
-    for ttype, value in lexer.get_tokens("\n".join(lines)):
+    for _, ttype, value in lexer.get_tokens_unprocessed("\n".join(lines) + "\n"):
         cls = STANDARD_TYPES.get(ttype)
         while cls is None and ttype.parent is not None:
             ttype = ttype.parent
@@ -51,7 +56,7 @@ def highlight_lines(
             if piece:
                 text = html.escape(piece, quote=False)
                 out[-1] += f'<span class="{cls}">{text}</span>' if cls else text
-    # Pygments ends the text with one newline of its own
+    # the text ends with one newline of its own
     while len(out) > len(lines) and out[-1] == "":
         out.pop()
     out += [""] * (len(lines) - len(out))

@@ -294,7 +294,10 @@ if ($("#token")) {
 loadRepos().then(() => {
   const m = location.hash.match(/^#view=(.*)$/);
   if (m) {
-    const [repo, path, s, e] = decodeURIComponent(m[1]).split("|");
-    openFile(repo, path, s, e);
+    // repo|path|start|end, where the path itself may hold "|" (a file named a|b.py)
+    const parts = decodeURIComponent(m[1]).split("|");
+    const [s, e] = parts.splice(-2);
+    const repo = parts.shift();
+    openFile(repo, parts.join("|"), s, e);
   }
 });
