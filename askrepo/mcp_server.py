@@ -82,10 +82,12 @@ def _limit_str(what: str, value: str | None, limit: int = MAX_ARG_CHARS) -> None
         )
 
 
-def _clamp(what: str, value: int, lo: int, hi: int) -> int:
+def _clamp(what: str, value: int, lo: int, hi: int | None) -> int:
+    """``value`` if at least ``lo`` (else a one-line error), cut to ``hi`` (``None``: kept, so a
+    later message names the number that was asked for)."""
     if value < lo:
         raise UsageError(f"{what} must be at least {lo} (got {value})")
-    return min(value, hi)
+    return value if hi is None else min(value, hi)
 
 
 def _cut(line: str) -> tuple[str, bool]:
@@ -571,7 +573,7 @@ class Service:
         ] = None,
         repo: Repo = None,
     ) -> dict[str, Any]:
-        start_line = _clamp("start_line", start_line, 1, 10**9)
+        start_line = _clamp("start_line", start_line, 1, None)
         h = self.pick(repo)
         store = h.read_store()
         rel, lines, changed = self._read_lines(h, store, path)
@@ -608,7 +610,8 @@ class Service:
             str | None,
             Field(
                 description="A case-sensitive glob on the repo-relative path, e.g. '*.py' or "
-                "'src/*/models/*' ('*' also matches '/'); null: every indexed file."
+                "'src/*/models/*' ('*' also matches '/'); a file's exact path (e.g. "
+                "'pages/[id].tsx') lists that file; null: every indexed file."
             ),
         ] = None,
         offset: Annotated[
@@ -627,7 +630,9 @@ class Service:
         store = h.read_store()
         files = sorted(store.files().values(), key=lambda f: f.path)
         if pattern:
-            files = [f for f in files if fnmatch.fnmatchcase(f.path, pattern)]
+            # a pattern that is a file's path names it, even with glob characters in the
+            # name (Next.js routes: 'pages/[id].tsx' would otherwise match pages/i.tsx, pages/d.tsx)
+            files = [f for f in files if f.path == pattern or fnmatch.fnmatchcase(f.path, pattern)]
         page = files[offset : offset + limit]
         out = self._base(h, store)
         out.update(
@@ -660,17 +665,35 @@ class Service:
         ] = None,
         repo: Repo = None,
     ) -> dict[str, Any]:
-        from .verify import verify_citation
+        from .lines import span_hash
+        from .safepath import resolve_repo_path
+        from .verify import _read_lines as _verify_lines
+        from .verify import parse_citation, verify_citation
 
         _limit_str("citation", citation)
         _limit_str("hash", hash, 100)
         h = self.pick(repo)
         store = h.read_store()
+        meta = store.meta()
+        default_commit = meta.commit
+        cite = parse_citation(citation)
+        if cite.commit is None and hash is None and cite.path in set(meta.dirty):
+            # indexed from a work tree where this file differed from the commit (edited or
+            # untracked): search cites the indexed text, so that is what the citation means —
+            # while the file is as indexed, its cited lines are the reference, not the commit's
+            try:
+                rel, _, changed = self._read_lines(h, store, cite.path)
+            except UsageError:
+                rel, changed = "", True
+            # the raw lines, as verify_citation reads them (secrets are not redacted there)
+            lines = _verify_lines(resolve_repo_path(h.root, rel)) if rel else None
+            if not changed and rel == cite.path and lines and cite.end_line <= len(lines):
+                hash = span_hash(lines[cite.start_line - 1 : cite.end_line])
         res = verify_citation(
             h.root,
             citation,
             expected_hash=hash,
-            default_commit=store.meta().commit,
+            default_commit=default_commit,
             allowed=set(store.files()),
         )
         out = self._base(h, store)  # `commit` becomes the citation's own, from the result

@@ -399,3 +399,71 @@ def test_every_tool_argument_is_described_in_the_input_schema(tmp_path):
     grep = tools["grep_code"].input_schema
     assert grep["required"] == ["pattern"] and grep["properties"]["limit"]["default"] == 20
     assert tools["why_lines"].input_schema["required"] == ["path", "start_line"]
+
+
+def test_list_files_exact_path_with_glob_characters_and_read_file_past_end_message(
+    tmp_path, monkeypatch
+):
+    """A Next.js-style `pages/[id].py` is listed when its path is given (as a glob `[id]` would
+    only match `i` or `d`), and a start_line far past the end is named as asked, not as a cap."""
+    import anyio
+    from fakes import FakeEmbedder
+
+    from askrepo.indexer import index_repo
+    from askrepo.mcp_server import Service, build_server
+
+    monkeypatch.setenv("ASKREPO_MCP_REFRESH", "0")
+    root = tmp_path / "site"
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "[id].py").write_text("def show(request):\n    return request.id\n")
+    (root / "pages" / "i.py").write_text("def index():\n    return 1\n")
+    index_repo(root, embedder=FakeEmbedder())
+    server = build_server(Service([root]))
+
+    async def call(tool, args):
+        return await server.call_tool(tool, args)
+
+    for pattern, want in (
+        ("pages/[id].py", ["pages/[id].py", "pages/i.py"]),  # the file itself, and the glob
+        ("pages/[[]id].py", ["pages/[id].py"]),
+        ("pages/*", ["pages/[id].py", "pages/i.py"]),
+    ):
+        res = anyio.run(call, "list_files", {"pattern": pattern})
+        assert [f["path"] for f in res.structured_content["files"]] == want, pattern
+    with pytest.raises(Exception, match=r"start_line 999999999999 is past the end of pages/i\.py"):
+        anyio.run(call, "read_file", {"path": "pages/i.py", "start_line": 999_999_999_999})
+
+
+def test_verify_citation_of_a_file_indexed_from_an_edited_work_tree(tmp_path, monkeypatch):
+    """An index built with uncommitted edits (or untracked files) cites the text it holds;
+    verify_citation checked such a citation against the commit and called it wrong ("lines 4-6
+    were never there", "not in commit") while the file was exactly as indexed."""
+    import anyio
+    from fakes import FakeEmbedder
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from askrepo.indexer import index_repo
+    from askrepo.mcp_server import Service, build_server
+
+    monkeypatch.setenv("ASKREPO_MCP_REFRESH", "0")
+    root = tmp_path / "work"
+    root.mkdir()
+    body = "def dashed():\n    return 42\n"
+    (root / "-dash.py").write_text(body)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(git + cmd, cwd=root, check=True, capture_output=True)
+    (root / "-dash.py").write_text("# one\n# two\n# three\n" + body)  # not committed
+    (root / "new file.py").write_text("def fresh():\n    return 1\n")  # untracked
+    index_repo(root, embedder=FakeEmbedder())
+    server = build_server(Service([root]))
+
+    async def call(args):
+        return (await server.call_tool("verify_citation", args)).structured_content
+
+    assert anyio.run(call, {"citation": "-dash.py:4-5"})["status"] == "valid"
+    assert anyio.run(call, {"citation": "new file.py:1-2"})["status"] == "valid"
+    with pytest.raises(ToolError, match="never there"):  # an explicit @commit: that commit's
+        anyio.run(call, {"citation": "-dash.py:4-5@HEAD"})
+    (root / "-dash.py").write_text(body)  # edited again since indexing: the commit decides
+    assert anyio.run(call, {"citation": "-dash.py:1-2"})["status"] == "valid"
