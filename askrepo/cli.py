@@ -592,6 +592,25 @@ def print_files(result: Any) -> None:
 SYMBOL_MIN = 24  # a narrower symbol column folds a name such as Logger.pushProcessor
 
 
+def _explain_note(h: Any) -> str:
+    """Where a hit came from, for ``search --explain``."""
+    note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
+    if h.sources.get("infile"):
+        note += f", #{h.sources['infile']} in the best file"
+    if h.sources.get("prose"):
+        note += f", #{h.sources['prose']} by the report's prose"
+    if h.sources.get("title"):
+        note += f", #{h.sources['title']} by the report's title"
+    if h.sources.get("delegate"):
+        note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
+    if h.sources.get("evidence"):
+        note += (
+            f", moved up from #{h.sources['evidence']}: the question's terms are in its"
+            " name, signature and doc"
+        )
+    return note
+
+
 def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) -> None:
     from rich.table import Table
 
@@ -606,39 +625,41 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
     # (a column is never narrower than its header: "symbo / l" above a 5-letter name)
     widest = max([len("location"), *(len(h.location) for h in result.hits)])
     names = max([len("symbol"), *(len(h.symbol or f"({h.kind})") for h in result.hits)])
-    others = (len(str(result.hits[-1].rank)), 6) + ((5, 5, 12) if explain else ())
-    spare = out.width - sum(others) - 2 * (len(others) + 2)
-    loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
-    sym = min(names, max(8, spare - loc))
+
+    def layout(others: tuple[int, ...]) -> tuple[int, int]:
+        spare = out.width - sum(others) - 2 * (len(others) + 2)
+        loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
+        return loc, min(names, max(8, spare - loc))
+
+    base = (len(str(result.hits[-1].rank)), 6) + ((5, 5) if explain else ())
+    loc, sym = layout(base + (12,) if explain else base)
+    # --explain on a narrow terminal: the notes go under the table rather than fold the symbols
+    note_column = explain and sym >= min(names, SYMBOL_MIN)
+    if explain and not note_column:
+        loc, sym = layout(base)
     t.add_column("location", overflow="fold", min_width=loc, max_width=loc)
     t.add_column("symbol", overflow="fold", min_width=sym, max_width=sym)
     t.add_column("score", justify="right", no_wrap=True)
     if explain:
         t.add_column("dense", justify="right", no_wrap=True)
         t.add_column("fts", justify="right", no_wrap=True)
+    if note_column:
         t.add_column("note", min_width=12)  # wraps at its spaces
-    for h in result.hits:
+    notes = [_explain_note(h) for h in result.hits] if explain else []
+    for i, h in enumerate(result.hits):
         row = [str(h.rank), escape(h.location), escape(h.symbol or f"({h.kind})")]
         row.append(f"{h.score:.4f}")
         if explain:
             d, f = h.sources.get("dense"), h.sources.get("fts")
-            note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
-            if h.sources.get("infile"):
-                note += f", #{h.sources['infile']} in the best file"
-            if h.sources.get("prose"):
-                note += f", #{h.sources['prose']} by the report's prose"
-            if h.sources.get("title"):
-                note += f", #{h.sources['title']} by the report's title"
-            if h.sources.get("delegate"):
-                note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
-            if h.sources.get("evidence"):
-                note += (
-                    f", moved up from #{h.sources['evidence']}: the question's terms are in its"
-                    " name, signature and doc"
-                )
-            row += [str(d) if d else "-", str(f) if f else "-", escape(note)]
+            row += [str(d) if d else "-", str(f) if f else "-"]
+        if note_column:
+            row.append(escape(notes[i]))
         t.add_row(*row)
     out.print(t)
+    if explain and not note_column:
+        width = len(str(result.hits[-1].rank))
+        for h, note in zip(result.hits, notes, strict=True):
+            out.print(f"[dim]{h.rank:>{width}}: {escape(note)}[/]", highlight=False)
     if explain:
         out.print(
             f"[dim]mode {result.mode} · RRF k=60 · filters: "

@@ -608,13 +608,13 @@ def test_hits_table_keeps_symbols_readable_in_a_narrow_terminal(monkeypatch):
         Hit(2, loc, 16, 44, "ProcessableHandlerInterface", "class", "php",
             0.0298, {"dense": 2, "fts": 1}, None, "x"),
     ]  # fmt: skip
-    result = SimpleNamespace(hits=hits, query="q")
+    result = SimpleNamespace(hits=hits, query="q", mode="hybrid", filters=[], elapsed_ms=9.0)
 
-    def table(width: int) -> list[str]:
+    def table(width: int, explain: bool = False) -> list[str]:
         buf = io.StringIO()
         monkeypatch.setattr(cli, "out", Console(file=buf, width=width, color_system=None))
         monkeypatch.setattr(cli, "print_snippet", lambda *a, **k: None)
-        cli.print_hits(result)
+        cli.print_hits(result, explain=explain)
         return buf.getvalue().splitlines()
 
     narrow = table(80)
@@ -629,6 +629,14 @@ def test_hits_table_keeps_symbols_readable_in_a_narrow_terminal(monkeypatch):
     wide = table(120)
     assert wide[2].split() == ["2", f"{loc}:16-44", "ProcessableHandlerInterface", "0.0298"]
     assert len(wide) == 3
+    # --explain on 80 columns: no room for a note column beside 24 of symbol, so the notes
+    # (where each hit came from) are listed under the table instead
+    explained = table(80, explain=True)
+    assert explained[0].split() == ["#", "location", "symbol", "score", "dense", "fts"]
+    assert "Logger.pushProcessor" in explained[1].split()
+    assert [line for line in explained if line[:2] in ("1:", "2:")] == ["1: code", "2: code"]
+    assert max(map(len, explained)) <= 80
+    assert table(200, explain=True)[0].split()[-1] == "note"
 
 
 def test_hits_table_headers_never_fold_above_short_names(monkeypatch):
