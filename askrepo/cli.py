@@ -592,6 +592,29 @@ def print_files(result: Any) -> None:
 SYMBOL_MIN = 24  # a narrower symbol column folds a name such as Logger.pushProcessor
 
 
+def fit_columns(
+    locations: list[str], symbols: list[str], spare: int, floor: int = 1
+) -> tuple[int, int, bool]:
+    """Widths of a table's location and symbol columns sharing ``spare`` columns, and whether
+    the symbol column got ``SYMBOL_MIN`` (or its widest symbol). The location keeps its width
+    while that leaves the symbol that much; past that it folds, down to 20 (never cut: it is
+    the citation), and the symbol folds in what is left (at least ``floor``). A column is never
+    narrower than its header ("symbo / l" above a 5-letter name).
+
+    >>> fit_columns(["src/a.py:1-9"], ["f"], 80)
+    (12, 6, True)
+    >>> fit_columns(["x" * 58], ["Logger.pushProcessor"], 65)
+    (45, 20, True)
+    >>> fit_columns(["x" * 58], ["Logger.pushProcessor"], 37)
+    (20, 17, False)
+    """
+    widest = max([len("location"), *(len(loc) for loc in locations)])
+    names = max([len("symbol"), *(len(s) for s in symbols)])
+    loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
+    sym = min(names, max(floor, spare - loc))
+    return loc, sym, sym >= min(names, SYMBOL_MIN)
+
+
 def _explain_note(h: Any) -> str:
     """Where a hit came from, for ``search --explain``."""
     note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
@@ -619,24 +642,19 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         return
     t = Table(box=None, header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
-    # The location keeps its width while the symbol column can have SYMBOL_MIN (or its widest
-    # symbol) beside it and the other columns theirs (2 of padding each); past that it folds,
-    # down to 20 (never cut: it is the citation), and the symbol folds in what is left.
-    # (a column is never narrower than its header: "symbo / l" above a 5-letter name)
-    widest = max([len("location"), *(len(h.location) for h in result.hits)])
-    names = max([len("symbol"), *(len(h.symbol or f"({h.kind})") for h in result.hits)])
+    locations = [h.location for h in result.hits]
+    names = [h.symbol or f"({h.kind})" for h in result.hits]
 
-    def layout(others: tuple[int, ...]) -> tuple[int, int]:
-        spare = out.width - sum(others) - 2 * (len(others) + 2)
-        loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
-        return loc, min(names, max(8, spare - loc))
+    def layout(others: tuple[int, ...]) -> tuple[int, int, bool]:
+        spare = out.width - sum(others) - 2 * (len(others) + 2)  # 2 of padding per column
+        return fit_columns(locations, names, spare, floor=8)
 
     base = (len(str(result.hits[-1].rank)), 6) + ((5, 5) if explain else ())
-    loc, sym = layout(base + (12,) if explain else base)
+    loc, sym, roomy = layout(base + (12,) if explain else base)
     # --explain on a narrow terminal: the notes go under the table rather than fold the symbols
-    note_column = explain and sym >= min(names, SYMBOL_MIN)
+    note_column = explain and roomy
     if explain and not note_column:
-        loc, sym = layout(base)
+        loc, sym, _ = layout(base)
     t.add_column("location", overflow="fold", min_width=loc, max_width=loc)
     t.add_column("symbol", overflow="fold", min_width=sym, max_width=sym)
     t.add_column("score", justify="right", no_wrap=True)
@@ -647,7 +665,7 @@ def print_hits(result: Any, *, explain: bool = False, preview_lines: int = 6) ->
         t.add_column("note", min_width=12)  # wraps at its spaces
     notes = [_explain_note(h) for h in result.hits] if explain else []
     for i, h in enumerate(result.hits):
-        row = [str(h.rank), escape(h.location), escape(h.symbol or f"({h.kind})")]
+        row = [str(h.rank), escape(h.location), escape(names[i])]
         row.append(f"{h.score:.4f}")
         if explain:
             d, f = h.sources.get("dense"), h.sources.get("fts")

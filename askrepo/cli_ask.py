@@ -186,20 +186,16 @@ def _locations_table(
     console: Any, title: str, first: str, locations: list[str], symbols: list[str]
 ) -> Any:
     """A table of numbered locations and their symbols. The location is what a reader follows:
-    as wide as the widest while that leaves the symbol column ``SYMBOL_MIN`` (or its widest
-    symbol), else it folds (down to 20), never cut; the symbol folds in what is left."""
+    as wide as the widest while that leaves the symbol column room, else it folds, never cut
+    (``cli.fit_columns``)."""
     from rich.table import Table
 
-    from askrepo.cli import SYMBOL_MIN
+    from askrepo.cli import fit_columns
 
     t = Table(box=None, header_style="bold", title=title, title_justify="left")
     t.add_column(first, justify="right", no_wrap=True)
-    # a column is never narrower than its header ("symbo / l" above a 5-letter name)
-    widest = max([len("location"), *(len(loc) for loc in locations)])
-    names = max([len("symbol"), *(len(s) for s in symbols)])
     spare = console.width - max(len(first), 4) - 6  # the first column ("[10]"), 2 x 3 padding
-    loc = min(widest, max(20, spare - min(names, SYMBOL_MIN)))
-    sym = max(1, min(names, spare - loc))
+    loc, sym, _ = fit_columns(locations, symbols, spare)
     t.add_column("location", overflow="fold", min_width=loc, max_width=loc)
     t.add_column("symbol", overflow="fold", min_width=sym, max_width=sym)
     return t
