@@ -470,11 +470,22 @@ class Service:
         return out
 
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
-        from . import config
+        """(repo-relative path, the file's lines as the index holds them — secrets redacted —,
+        whether it changed since indexing)."""
         from .lines import split_lines
+        from .secrets import redact
+
+        rel, data, changed = self._read_indexed(h, store, path)
+        text = data.decode("utf-8-sig", errors="replace")
+        text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
+        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
+
+    def _read_indexed(self, h: RepoHandle, store: Any, path: str) -> tuple[str, bytes, bool]:
+        """(repo-relative path, the bytes of an indexed file now, whether they changed since
+        indexing); a one-line UsageError when it is not an indexed file or cannot be read."""
+        from . import config
         from .safe_read import read_regular
         from .safepath import resolve_repo_path
-        from .secrets import redact
 
         _limit_str("path", path)
         files = store.files()
@@ -491,10 +502,7 @@ class Service:
             ) from None
         except OSError as exc:
             raise UsageError(f"{path!r} cannot be read ({exc.strerror or exc})") from None
-        changed = hashlib.sha256(data).hexdigest() != files[rel].sha
-        text = data.decode("utf-8-sig", errors="replace")
-        text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
-        return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
+        return rel, data, hashlib.sha256(data).hexdigest() != files[rel].sha
 
     @staticmethod
     def _render(lines: list[str], start: int, end: int, mark: int | None) -> tuple[str, int, bool]:
@@ -665,9 +673,8 @@ class Service:
         ] = None,
         repo: Repo = None,
     ) -> dict[str, Any]:
-        from .lines import span_hash
-        from .safepath import resolve_repo_path
-        from .verify import _read_lines as _verify_lines
+        from .ingest import decode
+        from .lines import span_hash, split_lines
         from .verify import parse_citation, verify_citation
 
         _limit_str("citation", citation)
@@ -682,12 +689,12 @@ class Service:
             # untracked): search cites the indexed text, so that is what the citation means —
             # while the file is as indexed, its cited lines are the reference, not the commit's
             try:
-                rel, _, changed = self._read_lines(h, store, cite.path)
+                rel, data, changed = self._read_indexed(h, store, cite.path)
             except UsageError:
-                rel, changed = "", True
+                rel, data, changed = "", b"", True
             # the raw lines, as verify_citation reads them (secrets are not redacted there)
-            lines = _verify_lines(resolve_repo_path(h.root, rel)) if rel else None
-            if not changed and rel == cite.path and lines and cite.end_line <= len(lines):
+            lines = split_lines(decode(data))
+            if not changed and rel == cite.path and cite.end_line <= len(lines):
                 hash = span_hash(lines[cite.start_line - 1 : cite.end_line])
         res = verify_citation(
             h.root,
