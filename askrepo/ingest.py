@@ -705,20 +705,18 @@ def _filter_git_list(
             continue
         if _dir_state(top, "/".join(parts[:-1]), dir_state, rules) is not None:
             continue  # ignored, or inside a vendored directory (counted once below)
-        if nested:
-            if _dir_state(top, rel, dir_state, rules) is None:
-                result._skip("nested_repo", rel + "/")  # not entered: say so
-            continue
-        if rules.ignored(rel, is_dir=False):
-            continue
-        try:
-            st = os.lstat(os.path.join(top, rel))
-        except (FileNotFoundError, NotADirectoryError):
-            continue  # tracked but deleted from the work tree
-        except OSError:
-            result._skip("unreadable", rel)
-            continue
-        if stat.S_ISDIR(st.st_mode):  # a submodule: not entered either
+        if not nested:
+            if rules.ignored(rel, is_dir=False):
+                continue
+            try:
+                st = os.lstat(os.path.join(top, rel))
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # tracked but deleted from the work tree
+            except OSError:
+                result._skip("unreadable", rel)
+                continue
+            nested = stat.S_ISDIR(st.st_mode)  # a submodule
+        if nested:  # not entered: say so, unless its directory is ignored
             if _dir_state(top, rel, dir_state, rules) is None:
                 result._skip("nested_repo", rel + "/")
             continue
@@ -831,17 +829,12 @@ def _own_dirs(top: str) -> set[str]:
     """ASKREPO_HOME and ASKREPO_MODELS, repo-relative, when they lie inside ``top`` (indexing
     ``~`` or a repository that holds them): never indexed, or every run would index the index
     it just wrote, and every check find it changed."""
+    real_top = Path(os.path.realpath(top))
     own = set()
-    real_top = os.path.realpath(top)
     for d in (config.home(), config.models_dir()):
-        rel = os.path.relpath(os.path.realpath(d), real_top)
-        if (
-            rel != "."
-            and not rel.startswith(".." + os.sep)
-            and rel != ".."
-            and not os.path.isabs(rel)
-        ):
-            own.add(rel.replace(os.sep, "/"))
+        real = Path(os.path.realpath(d))
+        if real != real_top and real.is_relative_to(real_top):
+            own.add(real.relative_to(real_top).as_posix())
     return own
 
 
