@@ -57,6 +57,10 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   (``evidence.lead_candidate``: the question's terms, IDF-weighted over those candidates, in
   its name, its signature + doc and its text, with retrieval's rank as the prior) moves to the
   top; the rest keep their order (``evidence_lead``).
+* ``neighbours``: for a symbol query, below its first pinned definition, the chunks of that
+  definition's file and the definitions it calls score NEIGHBOUR_FACTOR times more
+  (``neighbours``): after ``ares_send`` come ``ares_send_nolock``, which it calls, and its own
+  file's helpers, not another file's function that mentions the name.
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
 
@@ -95,6 +99,7 @@ STAGES = (
     "classes",
     "saturation",
     "delegate",
+    "neighbours",
     "evidence",
 )
 
@@ -140,6 +145,7 @@ CLASS_DEMOTION = 0.9
 MENTION_FACTOR = 0.5  # a test / doc chunk when the question only mentions tests / docs
 THIN_BODY = 3  # a function whose body has at most this many code lines is a thin wrapper
 DELEGATE_POOL = 10  # the delegate stage looks at this many top candidates
+NEIGHBOUR_FACTOR = 1.5  # after a symbol query's definition: its file's chunks and its callees
 
 
 def fusion_weights(q: Query, enabled: bool = True) -> tuple[float, float, float, float, float]:
@@ -1380,6 +1386,38 @@ def pin_first(
         return list(hits)
     head = above([hits[i] for i in pinned], max(h.score for h in hits))
     return head + [h for i, h in enumerate(hits) if i not in set(pinned)]
+
+
+def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) -> list[Any]:
+    """After the ``pinned`` definitions a symbol query placed first, the hits in the first
+    definition's file and the definitions it calls (its ``calls``) score ``factor``
+    (NEIGHBOUR_FACTOR) times as much, and the rest of the list is sorted again: what a reader
+    of ``ares_send`` looks at next is ``ares_send_nolock``, which it calls, not another file's
+    function that mentions it. The pinned hits keep their places; the rest stay below them.
+
+    Worked numbers: tests/test_ranking.py::test_neighbours_hand_worked.
+    """
+    factor = NEIGHBOUR_FACTOR if factor is None else factor
+    if pinned <= 0 or pinned >= len(hits) or factor == 1.0:
+        return list(hits)
+    first = hits[0]
+    callees = set(getattr(first, "calls", None) or ()) - {_last(first.symbol)}
+    tail = [
+        replace(h, score=h.score * factor)
+        if h.path == first.path or (_last(h.symbol) in callees and h.symbol)
+        else h
+        for h in hits[pinned:]
+    ]
+    tail = [tail[i] for i in best_first([h.score for h in tail])]
+    ceiling = hits[pinned - 1].score
+    if tail[0].score >= ceiling > 0:  # scores stay monotone: the tail below the pinned
+        ratio = ceiling * 0.999 / tail[0].score
+        tail = [replace(h, score=h.score * ratio) for h in tail]
+    return list(hits[:pinned]) + tail
+
+
+def _last(symbol: str | None) -> str:
+    return (symbol or "").rsplit(".", 1)[-1]
 
 
 def above(head: Sequence[Any], top: float) -> list[Any]:

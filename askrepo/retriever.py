@@ -472,6 +472,8 @@ class Retriever:
             pins.append(value_pin)
         if pins and q.kind == "symbol" and "defs" not in off:
             hits = ranking.pin_first(hits, pins)
+            if hybrid and "neighbours" not in off:
+                hits = ranking.neighbours(hits, 1)
         elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
             hits = ranking.pin_first(hits, pins, limit=1)
         if hybrid and "evidence" not in off and not q.only_files:

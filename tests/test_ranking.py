@@ -400,6 +400,40 @@ def test_code_lines_end_a_docstring_that_closes_after_words():
     assert ranking.code_lines('def h():\n    """It says \'\'\'\n    then ends."""\n    pass') == 2
 
 
+# --- neighbours: after a symbol query's definition, its file and its callees ----------------
+
+
+def test_neighbours_hand_worked():
+    first = hit("send.c", 1.0, symbol="send")
+    first.calls = ["send_nolock", "send"]  # a recursive call is not a neighbour
+    hits = [
+        first,
+        hit("other.c", 0.30, symbol="query"),
+        hit("lock.c", 0.25, symbol="send_nolock"),
+        hit("send.c", 0.18, symbol="apply", start=40, end=60),
+        hit("x.c", 0.10, symbol=None),
+    ]
+    out = ranking.neighbours(hits, 1, factor=1.5)
+    # send_nolock 0.25 x 1.5 = 0.375 and apply 0.18 x 1.5 = 0.27 (same file) around query 0.30
+    assert [(h.symbol, round(h.score, 3)) for h in out] == [
+        ("send", 1.0),
+        ("send_nolock", 0.375),
+        ("query", 0.3),
+        ("apply", 0.27),
+        (None, 0.1),
+    ]
+    # a boosted tail never passes the pinned head: 0.9 x 2 = 1.8 is scaled to 0.999
+    out = ranking.neighbours([first, hit("lock.c", 0.9, symbol="send_nolock")], 1, factor=2.0)
+    assert [round(h.score, 4) for h in out] == [1.0, 0.999]
+    # two pinned: both keep their places, only the first one's neighbours rise
+    second = hit("b.c", 0.99, symbol="send")
+    out = ranking.neighbours([first, second, *hits[1:3]], 2, factor=1.5)
+    assert [h.symbol for h in out] == ["send", "send", "send_nolock", "query"]
+    # nothing pinned, or the factor 1: unchanged
+    assert ranking.neighbours(hits, 0, factor=1.5) == hits
+    assert ranking.neighbours(hits, 1, factor=1.0) == hits
+
+
 # --- delegate: a thin wrapper's callee ranks just above it ----------------------------------
 
 LAUNCH = """def launch(url, wait=False):

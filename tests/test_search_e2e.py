@@ -817,3 +817,50 @@ def test_c_typedef_and_kind_word_symbol_queries(tmp_path, monkeypatch):
     assert (bare[0].path, bare[0].kind) == ("src/query.c", "function")
     hits = r.search("struct query", SearchOptions(k=5)).hits
     assert (hits[0].path, hits[0].symbol, hits[0].kind) == ("src/private.h", "query", "class")
+
+
+def test_a_symbol_querys_definition_is_followed_by_what_it_calls(tmp_path, monkeypatch):
+    """Real tree-sitter, model and LanceDB: after the definition of ``send``, the
+    ``neighbours`` stage raises the function it calls (in another file) and the rest of its
+    file by NEIGHBOUR_FACTOR, and leaves a caller elsewhere as it was."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "net").mkdir(parents=True)
+    (repo / "net" / "send.py").write_text(
+        "from .lock import deliver_locked\n\n\n"
+        "def send(message, timeout=5):\n"
+        '    """Send one message to the peer."""\n'
+        "    return deliver_locked(message, timeout)\n"
+    )
+    (repo / "net" / "lock.py").write_text(
+        "import threading\n\n_LOCK = threading.Lock()\n\n\n"
+        "def deliver_locked(message, timeout):\n"
+        '    """Deliver one message while holding the lock."""\n'
+        "    with _LOCK:\n"
+        "        return _write(message.encode(), timeout)\n"
+    )
+    (repo / "net" / "batch.py").write_text(
+        "from .send import send\n\n\n"
+        "def flush(queue):\n"
+        '    """Empty the queue."""\n'
+        "    while queue:\n"
+        "        send(queue.pop())\n"
+    )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(repo)
+    r = Retriever.open(repo)
+    off = r.search("send", SearchOptions(k=8, disabled=("neighbours",))).hits
+    on = r.search("send", SearchOptions(k=8)).hits
+    assert [h.symbol for h in off[:3]] == ["send", "flush", "deliver_locked"]
+    before = {h.symbol: h.score for h in off}
+    after = {h.symbol: h.score for h in on}
+    assert after["send"] == before["send"]  # the definition keeps its place
+    assert after["flush"] == before["flush"]  # a caller elsewhere: unchanged
+    # the callee (another file) and the file's other chunk (the imports window) rise x1.5
+    assert after["deliver_locked"] == pytest.approx(before["deliver_locked"] * 1.5)
+    window = [h for h in on if h.path == "net/send.py" and h.symbol is None]
+    assert window and window[0].score == pytest.approx(
+        next(h.score for h in off if h.path == "net/send.py" and h.symbol is None) * 1.5
+    )
