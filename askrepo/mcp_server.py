@@ -335,14 +335,12 @@ class Service:
 
     def _search_all(self, query: str, opts: Any) -> dict[str, Any]:
         """search_code over every served repo, fused into one ranking (askrepo.multirepo)."""
-        from .multirepo import search_many
+        from .multirepo import check_freshness, freshness_fields, search_many
 
         res = search_many([(str(h.root), h.search) for h in self.repos], query, opts)
-        repos = [self._base(h, h.read_store()) for h in self.repos]
+        fresh = check_freshness((str(h.root), h.read_store()) for h in self.repos)
         out: dict[str, Any] = {
-            "repos": repos,  # each with its commit and freshness
-            "stale": any(r["stale"] for r in repos),
-            "changed_files": sum(r["changed_files"] for r in repos),
+            **freshness_fields(fresh, "repos"),  # each repo with its commit and freshness
             "query": query,
             "mode": res.mode,
             "filters": res.filters,
