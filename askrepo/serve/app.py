@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -31,6 +30,8 @@ from ..errors import (
     ModelUnavailableError,
     NoIndexError,
     UsageError,
+    at_least,
+    whole_number,
 )
 from .access import Principal, Refusal, bearer, check_host_origin, is_loopback, refusal_for
 
@@ -464,15 +465,10 @@ def _int(
     raw = params.get(name)
     if raw is None or raw == "":
         return default
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        value = raw
-    elif isinstance(raw, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", raw) and len(raw) < 4000:
-        value = int(raw)
-    else:
+    value = whole_number(raw)
+    if value is None:
         raise UsageError(f"{name} must be a whole number (got {raw!r})")
-    if value < lo:
-        raise UsageError(f"{name} must be at least {lo} (got {value})")
-    return value if hi is None else min(value, hi)
+    return at_least(name, value, lo, hi)
 
 
 def _query(params: dict[str, Any], name: str = "q") -> str:
