@@ -346,11 +346,18 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
             model_spec(model)
         except UsageError as exc:
             return NoIndexError(str(exc))
-        opt = "" if model == config.DEFAULT_EMBED_MODEL else f" --model {model}"
-        return NoIndexError(
-            f"No index for {repo} with model {model} — run `askrepo index {shell_arg(repo)}{opt}`"
-        )
-    return NoIndexError(f"No index for {repo} — run `askrepo index {shell_arg(repo)}`")
+    return _run_index(repo, model)
+
+
+def _run_index(repo: Path, model: str | None = None) -> NoIndexError:
+    """The error that says to run ``askrepo index`` (for ``model``, with its ``--model`` unless
+    it is the default, when one was asked for): the fix when nothing else is wrong."""
+    if model is None:
+        return NoIndexError(f"No index for {repo} — run `askrepo index {shell_arg(repo)}`")
+    opt = "" if model == config.DEFAULT_EMBED_MODEL else f" --model {model}"
+    return NoIndexError(
+        f"No index for {repo} with model {model} — run `askrepo index {shell_arg(repo)}{opt}`"
+    )
 
 
 def merge_parts(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -411,8 +418,8 @@ def open_index(repo: Path, model: str | None = None) -> IndexStore:
     path = find_index(repo, model)
     try:
         meta, files = _read_meta(path)
-    except FileNotFoundError as exc:
-        raise NoIndexError(f"No index for {repo} — run `askrepo index {shell_arg(repo)}`") from exc
+    except FileNotFoundError as exc:  # meta.json removed since find_index saw it
+        raise _run_index(repo) from exc
     _check_compatible(meta, path)
     return IndexStore(path, meta, files)
 
