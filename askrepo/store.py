@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import config
-from .datatypes import Chunk, SourceFile
+from .datatypes import CODE, CONFIG, Chunk, SourceFile
 from .errors import IndexIncompatibleError, NoIndexError, shell_arg
 
 if TYPE_CHECKING:
@@ -443,6 +443,7 @@ class IndexStore:
         self._searches = 0
         self._vectors_changed = False
         self._stamp = _meta_stamp(path)
+        self._docs_only: bool | None = None  # of self._files; None: not computed yet
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -450,6 +451,15 @@ class IndexStore:
 
     def files(self) -> dict[str, SourceFile]:
         return self._files
+
+    @property
+    def docs_only(self) -> bool:
+        """Whether no code or config file is indexed (docs or tests only): the retriever then
+        searches docs and tests by default. Computed once per committed state (``refresh``
+        forgets it when it reads a new file list)."""
+        if self._docs_only is None:
+            self._docs_only = not any(f.file_class in (CODE, CONFIG) for f in self._files.values())
+        return self._docs_only
 
     @property
     def table(self):
@@ -517,6 +527,7 @@ class IndexStore:
             return False
         _check_compatible(meta, self.path)
         self._stamp = stamp
+        self._docs_only = None  # the file list below is the new one's
         old = (self._meta.table, self._meta.table_version, self._meta.vectors_version)
         if (meta.table, meta.table_version, meta.vectors_version) == old:
             self._meta, self._files = meta, files
