@@ -326,8 +326,9 @@ def _has_pieces(vectors: Any) -> bool:
 
 def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
     """The error for a repository without an index, with the fix that works: a path that is
-    no directory, a directory inside an indexed repository, a model not offered, or else the
-    ``askrepo index`` command to run."""
+    no directory, a directory inside an indexed repository, a model not offered, a directory
+    with nothing to index (where ``askrepo index`` fails too), or else the ``askrepo index``
+    command to run."""
     from .embedder import model_spec
     from .errors import UsageError
 
@@ -346,7 +347,30 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
             model_spec(model)
         except UsageError as exc:
             return NoIndexError(str(exc))
+    skipped = _nothing_to_index(repo)
+    if skipped is not None:
+        # what `askrepo index` says here, which "run `askrepo index`" would only lead to
+        return NoIndexError(
+            f"No index for {repo}: no indexable files in it (skipped: {skipped}), so "
+            "`askrepo index` has nothing to index — check the path, .gitignore and .askrepoignore"
+        )
     return _run_index(repo, model)
+
+
+def _nothing_to_index(repo: Path) -> str | None:
+    """What the walker skips in ``repo`` ("1 binary, 2 secret"), when it would index no file
+    there; None when it would index some (or the walk fails: the plain hint then). A walk, as
+    ``askrepo index`` starts with (0.35 s at 12k files), on the no-index error path only."""
+    from .errors import AskrepoError
+    from .ingest import walk
+
+    try:
+        walked = walk(repo)
+    except (AskrepoError, OSError):
+        return None
+    if walked.files:
+        return None
+    return ", ".join(f"{n} {r}" for r, n in walked.skipped.items()) or "none found"
 
 
 def _run_index(repo: Path, model: str | None = None) -> NoIndexError:
