@@ -31,25 +31,23 @@ def search_repos(
 
     from .cli import err, out, print_snippet
     from .errors import shell_arg
-    from .freshness import check_store
-    from .multirepo import search_many
+    from .multirepo import check_freshness, freshness_fields, search_many
     from .retriever import Retriever
 
     retrievers = [(str(root), Retriever.open(root, model=model)) for root in _roots(repos)]
     result = search_many([(name, r.search) for name, r in retrievers], query, opts)
-    fresh = [(name, check_store(r.store)) for name, r in retrievers]
-    for name, f in fresh:
+    fresh = check_freshness((name, r.store) for name, r in retrievers)
+    for f in fresh:
         if f.stale:
             err.print(
-                f"[yellow]note:[/] {escape(name)} changed since it was indexed — "
-                f"run `askrepo index {shell_arg(name)}` to refresh",
+                f"[yellow]note:[/] {escape(f.repo)} changed since it was indexed — "
+                f"run `askrepo index {shell_arg(f.repo)}` to refresh",
                 highlight=False,
                 soft_wrap=True,
             )
     if json_out:
         data = result.to_dict()
-        data["freshness"] = [{"repo": name, **f.to_dict()} for name, f in fresh]
-        data["stale"] = any(f.stale for _, f in fresh)
+        data.update(freshness_fields(fresh))
         print(json.dumps(data, ensure_ascii=False))
         return
     if not result.hits:

@@ -1,4 +1,7 @@
-"""Exceptions raised by the library. The CLI turns them into one-line messages."""
+"""Exceptions raised by the library (the CLI turns them into one-line messages), and the checks
+of user-given numbers that raise them, shared by the CLI, web and MCP shells."""
+
+import re
 
 
 class AskrepoError(Exception):
@@ -51,3 +54,22 @@ def shell_arg(value: object) -> str:
     import shlex
 
     return shlex.quote(str(value))
+
+
+def whole_number(raw: object) -> int | None:
+    """``raw`` as a whole number: an int (not a bool), or ASCII digits with an optional sign
+    and blanks around them (a query parameter, a field of a JSON file); None for anything
+    else, which the caller reports in its own words."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and len(raw) < 4000 and re.fullmatch(r"\s*[+-]?[0-9]+\s*", raw):
+        return int(raw)
+    return None
+
+
+def at_least(name: str, value: int, lo: int, hi: int | None = None) -> int:
+    """``value`` if at least ``lo`` (else UsageError naming ``name``), cut to ``hi`` (``None``:
+    kept, so a later message names the number that was asked for)."""
+    if value < lo:
+        raise UsageError(f"{name} must be at least {lo} (got {value})")
+    return value if hi is None else min(value, hi)

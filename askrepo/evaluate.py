@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from askrepo.datatypes import DOC, TEST, symbol_matches
-from askrepo.errors import AskrepoError, IndexIncompatibleError, NoIndexError, UsageError
+from askrepo.errors import (
+    AskrepoError,
+    IndexIncompatibleError,
+    NoIndexError,
+    UsageError,
+    whole_number,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from askrepo.retriever import Retriever, SearchOptions
@@ -235,11 +241,8 @@ def _opt_int(v: Any, where: str = "a target", name: str = "a line") -> int | Non
     """A line number from a question file: an int, or a string of digits; None when absent."""
     if v is None:
         return None
-    if isinstance(v, int) and not isinstance(v, bool):
-        n = v
-    elif isinstance(v, str) and v.strip().isdigit():
-        n = int(v)
-    else:
+    n = whole_number(v)
+    if n is None:
         raise UsageError(f"{where}: {name} must be a whole number (got {v!r}).")
     if n < 1:
         raise UsageError(f"{where}: {name} must be 1 or more — lines count from 1 (got {n}).")

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field  # a dependency of the MCP SDK (and of lancedb and ollama)
 
-from .errors import AskrepoError, UsageError, shell_arg
+from .errors import AskrepoError, UsageError, at_least, shell_arg
 
 log = logging.getLogger("askrepo.mcp")
 
@@ -80,14 +80,6 @@ def _limit_str(what: str, value: str | None, limit: int = MAX_ARG_CHARS) -> None
         raise UsageError(
             f"The {what} is {len(value):,} characters; the limit is {limit:,} — shorten it"
         )
-
-
-def _clamp(what: str, value: int, lo: int, hi: int | None) -> int:
-    """``value`` if at least ``lo`` (else a one-line error), cut to ``hi`` (``None``: kept, so a
-    later message names the number that was asked for)."""
-    if value < lo:
-        raise UsageError(f"{what} must be at least {lo} (got {value})")
-    return value if hi is None else min(value, hi)
 
 
 def _cut(line: str) -> tuple[str, bool]:
@@ -276,7 +268,7 @@ class Service:
         from .retriever import SearchOptions
 
         _limit_str("query", query, MAX_QUERY_CHARS)
-        k = _clamp("k", k, 1, MAX_K)
+        k = at_least("k", k, 1, MAX_K)
         opts = SearchOptions(
             k=k, mode=mode, include_tests=include_tests, include_docs=include_docs, expand=expand
         )
@@ -335,14 +327,12 @@ class Service:
 
     def _search_all(self, query: str, opts: Any) -> dict[str, Any]:
         """search_code over every served repo, fused into one ranking (askrepo.multirepo)."""
-        from .multirepo import search_many
+        from .multirepo import check_freshness, freshness_fields, search_many
 
         res = search_many([(str(h.root), h.search) for h in self.repos], query, opts)
-        repos = [self._base(h, h.read_store()) for h in self.repos]
+        fresh = check_freshness((str(h.root), h.read_store()) for h in self.repos)
         out: dict[str, Any] = {
-            "repos": repos,  # each with its commit and freshness
-            "stale": any(r["stale"] for r in repos),
-            "changed_files": sum(r["changed_files"] for r in repos),
+            **freshness_fields(fresh, "repos"),  # each repo with its commit and freshness
             "query": query,
             "mode": res.mode,
             "filters": res.filters,
@@ -390,7 +380,7 @@ class Service:
 
         _limit_str("path filter", path)
         _limit_str("lang", lang, 100)
-        limit = _clamp("limit", limit, 1, MAX_GREP_LIMIT)
+        limit = at_least("limit", limit, 1, MAX_GREP_LIMIT)
         h = self.pick(repo)
         store = h.store()
         res = grep_index(
@@ -540,8 +530,8 @@ class Service:
         ] = 20,
         repo: Repo = None,
     ) -> dict[str, Any]:
-        before = _clamp("before", before, 0, MAX_CONTEXT)
-        after = _clamp("after", after, 0, MAX_CONTEXT)
+        before = at_least("before", before, 0, MAX_CONTEXT)
+        after = at_least("after", after, 0, MAX_CONTEXT)
         h = self.pick(repo)
         store = h.read_store()
         rel, lines, changed = self._read_lines(h, store, path)
@@ -581,7 +571,7 @@ class Service:
         ] = None,
         repo: Repo = None,
     ) -> dict[str, Any]:
-        start_line = _clamp("start_line", start_line, 1, None)
+        start_line = at_least("start_line", start_line, 1, None)
         h = self.pick(repo)
         store = h.read_store()
         rel, lines, changed = self._read_lines(h, store, path)
@@ -632,8 +622,8 @@ class Service:
         repo: Repo = None,
     ) -> dict[str, Any]:
         _limit_str("pattern", pattern, 1_000)
-        offset = _clamp("offset", offset, 0, 10**9)
-        limit = _clamp("limit", limit, 1, MAX_LIST_LIMIT)
+        offset = at_least("offset", offset, 0, 10**9)
+        limit = at_least("limit", limit, 1, MAX_LIST_LIMIT)
         h = self.pick(repo)
         store = h.read_store()
         files = sorted(store.files().values(), key=lambda f: f.path)
@@ -724,7 +714,7 @@ class Service:
         from .plan import plan_change
 
         _limit_str("request", request, MAX_QUERY_CHARS)
-        max_files = _clamp("max_files", max_files, 1, 20)
+        max_files = at_least("max_files", max_files, 1, 20)
         h = self.pick(repo)
         retriever = h.retriever()
         with h._lock:  # the embedding model is shared; one query at a time per repo
@@ -749,7 +739,7 @@ class Service:
         from .history import HistoryIndex
 
         _limit_str("query", query, MAX_QUERY_CHARS)
-        k = _clamp("k", k, 1, MAX_K)
+        k = at_least("k", k, 1, MAX_K)
         h = self.pick(repo)
         r = h.retriever()
         with h._lock:  # shares the repo's embedding model

@@ -17,14 +17,17 @@ first in dense only (1/61), whichever index it came from. ``fuse`` offers two me
 
 Every fused hit carries its ``repo`` and its rank and score in that repo. ``search_many`` runs one
 search per repository (``Retriever.search`` or anything with its signature) and fuses;
-``MultiRetriever`` makes several repositories look like one retriever to ``answer.ask``.
+``MultiRetriever`` makes several repositories look like one retriever to ``answer.ask``;
+``check_freshness`` and ``freshness_fields`` give the per-repository freshness a result over
+several repositories carries (``askrepo search --json --repo A --repo B``, the web API's
+``/api/search``, the MCP ``search_code`` without ``repo``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +137,46 @@ def search_many(
         hits=fuse(lists, opts.k, method=method),
         filters=filters,
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# The freshness of several repositories
+
+
+@dataclass
+class RepoFreshness:
+    """One searched repository's index: its commit and ``freshness.Freshness``."""
+
+    repo: str
+    commit: str | None
+    freshness: Any  # freshness.Freshness
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.freshness.stale)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"repo", "commit", "indexed_commit", "head_commit", "stale", "changed_files"}``
+        (plus ``changed_paths`` / ``freshness_error`` when there are)."""
+        return {"repo": self.repo, "commit": self.commit, **self.freshness.to_dict()}
+
+
+def check_freshness(stores: Iterable[tuple[str, Any]]) -> list[RepoFreshness]:
+    """``freshness.check_store`` of each (repo, open ``IndexStore``)."""
+    from .freshness import check_store
+
+    return [RepoFreshness(repo, store.meta().commit, check_store(store)) for repo, store in stores]
+
+
+def freshness_fields(fresh: Sequence[RepoFreshness], key: str = "freshness") -> dict[str, Any]:
+    """The freshness fields of a result over several repositories: each repository's under
+    ``key`` (``RepoFreshness.to_dict``), ``stale`` when any of them is, and the
+    ``changed_files`` of all of them."""
+    return {
+        key: [f.to_dict() for f in fresh],
+        "stale": any(f.stale for f in fresh),
+        "changed_files": sum(f.freshness.changed_files for f in fresh),
+    }
 
 
 # ----------------------------------------------------------------------------------------------

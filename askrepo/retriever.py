@@ -303,7 +303,7 @@ class Retriever:
             inc_docs = opts.include_docs
             if inc_docs is None:
                 inc_docs = auto_docs or not config.exclude_docs()
-            if not any(f.file_class in (CODE, CONFIG) for f in self.store.files().values()):
+            if self.store.docs_only:
                 # only docs (or tests) indexed: leaving them out would leave nothing to search
                 inc_tests = inc_tests or opts.include_tests is None
                 inc_docs = inc_docs or opts.include_docs is None

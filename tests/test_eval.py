@@ -655,6 +655,14 @@ def test_run_suite_pools_repositories(tmp_path):
          "record 1: start_line must be a whole number (got True)"),
         ({"question": "x", "expected": {"locations": [{"path": "a.go", "line_min": "1x"}]}},
          "record 1: line_min must be a whole number"),
+        # str.isdigit() took these, then int() raised ValueError (a traceback, not one line)
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": "²"}]},
+         "record 1: start_line must be a whole number (got '²')"),
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": "9" * 5000}]},
+         "record 1: start_line must be a whole number"),
+        # a signed string is read as the number it is, as an int -5 is
+        ({"question": "x", "expected": [{"path": "a.go", "start_line": "-5"}]},
+         "record 1: start_line must be 1 or more — lines count from 1 (got -5)"),
     ],
 )  # fmt: skip
 def test_bad_question_records_are_one_line_usage_errors(record, says):

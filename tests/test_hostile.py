@@ -83,6 +83,7 @@ def test_suggested_commands_quote_a_path_with_spaces(tmp_path):
     typed as shown, indexes `/x/my`: the path in a suggested command is shell-quoted."""
     root = tmp_path / "my repo"
     root.mkdir()
+    (root / "a.py").write_text("def a():\n    pass\n")  # something to index: the fix works
     p = run_cli("search", "x", "--repo", str(root), home=tmp_path / "h")
     _one_line_error(p, f"run `askrepo index '{root}'`")
 
@@ -217,8 +218,18 @@ def test_no_index_errors_name_a_fix_that_works(small_index, tmp_path):
         (tmp_path / "elsewhere", None, "run `askrepo index "),
         (root, "nosuch", "Unknown embedding model 'nosuch'; choose one of: minilm,"),
         (root, "minilm-int8", f"run `askrepo index {root} --model minilm-int8`"),
-    ]
+        # nothing `askrepo index` would index: running it fails too ("No indexable files")
+        (tmp_path / "empty", None, "no indexable files in it (skipped: none found), so "
+         "`askrepo index` has nothing to index — check the path, .gitignore and .askrepoignore"),
+        (tmp_path / "blobs", "minilm-int8", "no indexable files in it (skipped: 1 binary, "
+         "1 secret), so `askrepo index` has nothing to index"),
+    ]  # fmt: skip
     (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.py").write_text("def b():\n    pass\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "logo.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / "blobs" / ".env").write_text("TOKEN=x\n")
     (root / "sub").mkdir()
     cases.append((root / "sub", None, f"inside the indexed repository {root} — use --repo {root}"))
     for path, model, says in cases:

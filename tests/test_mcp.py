@@ -52,6 +52,21 @@ def _server_command(repos: list[Path]) -> tuple[str, list[str]]:
     return sys.executable, ["-m", "askrepo.mcp_server", *args]
 
 
+def _server_params(repos: list[Path], cwd: Path):
+    """How to start ``askrepo-mcp --repo …`` over stdio, with this checkout's code and the
+    test's ASKREPO_HOME."""
+    from mcp.client.stdio import StdioServerParameters
+
+    command, args = _server_command(repos)
+    env = {
+        k: os.environ[k]
+        for k in ("ASKREPO_HOME", "ASKREPO_MODELS", "HF_HUB_OFFLINE", "ORT_DISABLE_TELEMETRY")
+        if k in os.environ
+    }
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return StdioServerParameters(command=command, args=args, env=env, cwd=str(cwd))
+
+
 def _line_of(path: Path, needle: str) -> int:
     for n, line in enumerate(path.read_text("utf-8").split("\n"), 1):
         if needle in line:
@@ -85,7 +100,7 @@ def test_mcp_round_trip(tmp_path):
     import anyio
     from fakes import FakeEmbedder
     from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
     from askrepo.indexer import index_repo
 
@@ -101,14 +116,7 @@ def test_mcp_round_trip(tmp_path):
     def_line = _line_of(auth, "def hash_password(")
     auth_lines = auth.read_text("utf-8").split("\n")
 
-    command, args = _server_command([shop, click])
-    env = {
-        k: os.environ[k]
-        for k in ("ASKREPO_HOME", "ASKREPO_MODELS", "HF_HUB_OFFLINE", "ORT_DISABLE_TELEMETRY")
-        if k in os.environ
-    }
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
+    params = _server_params([shop, click], tmp_path)
 
     async def run(errlog) -> None:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -311,6 +319,50 @@ def test_mcp_round_trip(tmp_path):
             errlog.seek(0)
             sys.stderr.write("--- server stderr ---\n" + errlog.read()[-5000:])
             raise
+
+
+def test_a_repository_with_nothing_to_index_is_said_to_be_so_not_to_be_indexed(tmp_path):
+    """A repository whose every file is skipped (a binary, an ignored log): the tools said "No
+    index — run `askrepo index`", and that run fails with "No indexable files", so an agent
+    went round in a loop. The server (warning at start-up, then every tool) says there is
+    nothing to index, with what `askrepo index` skips and what to check."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    from typer.testing import CliRunner
+
+    from askrepo.cli import app
+
+    repo = tmp_path / "assets"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "logo.dat").write_bytes(b"\x89PNG\r\n\x00\x00\x00")
+    (repo / ".git" / "info" / "exclude").write_text("*.log\n")
+    (repo / "build.log").write_text("def build():\n    pass\n")
+    index = CliRunner().invoke(app, ["index", str(repo)])
+    assert index.exit_code == 2 and "No indexable files" in index.output  # what index says
+    says = (
+        f"No index for {repo.resolve()}: no indexable files in it (skipped: 1 binary), so "
+        "`askrepo index` has nothing to index — check the path, .gitignore and .askrepoignore"
+    )
+
+    async def run(errlog) -> None:
+        async with stdio_client(_server_params([repo], tmp_path), errlog=errlog) as (r, w):
+            async with ClientSession(r, w) as raw:
+                await raw.initialize()
+                s = Session(raw)
+                for tool, args in (
+                    ("search_code", {"query": "where is the build step?"}),
+                    ("index_status", {}),
+                    ("grep_code", {"pattern": "build"}),
+                ):
+                    msg = await s.err(tool, **args)
+                    assert msg == f"Error executing tool {tool}: {says}"
+
+    with tempfile.TemporaryFile("w+") as errlog:
+        anyio.run(run, errlog)
+        errlog.seek(0)
+        assert f"askrepo-mcp: warning: {says}" in errlog.read()
 
 
 def test_main_without_the_sdk_says_how_to_install(monkeypatch, capsys, tmp_path):

@@ -106,6 +106,12 @@ def test_a_repository_of_only_docs_searches_its_docs(tmp_path):
         assert {f.path for f in files} == {"README.md", "notes.md"}
         off = retriever.search("frobnicate", SearchOptions(include_docs=False)).hits
         assert off == []
+        # code indexed since, by a run the same open retriever picks up (store.refresh): the
+        # docs-only answer is the new file list's, not the one cached when it was opened
+        (root / "frob.py").write_text("def frobnicate(x):\n    return x\n")
+        index_repo(root)
+        res = retriever.search("frobnicate")
+        assert "docs excluded" in res.filters and [h.path for h in res.hits] == ["frob.py"]
 
 
 REPORT = (

@@ -143,6 +143,13 @@ def test_search_cli_json_shape_matches(local, env):
         f"{local}/api/search", params={"q": "hash a password", "k": 3}, timeout=60
     ).json()
     assert set(cli) == set(api) - {"filters"}
+    # one freshness per repository, the same from both (multirepo.freshness_fields)
+    assert cli["freshness"] == api["freshness"] and len(api["freshness"]) == 2
+    assert set(api["freshness"][0]) == {
+        "repo", "commit", "indexed_commit", "head_commit", "stale", "changed_files"
+    }  # fmt: skip
+    assert [cli[k] for k in ("stale", "changed_files")] == [api["stale"], api["changed_files"]]
+    assert (api["stale"], api["changed_files"]) == (False, 0)
     assert [(h["repo"], h["path"], h["start_line"]) for h in cli["hits"]] == [
         (h["repo"], h["path"], h["start_line"]) for h in api["hits"]
     ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -31,6 +30,8 @@ from ..errors import (
     ModelUnavailableError,
     NoIndexError,
     UsageError,
+    at_least,
+    whole_number,
 )
 from .access import Principal, Refusal, bearer, check_host_origin, is_loopback, refusal_for
 
@@ -464,15 +465,10 @@ def _int(
     raw = params.get(name)
     if raw is None or raw == "":
         return default
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        value = raw
-    elif isinstance(raw, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", raw) and len(raw) < 4000:
-        value = int(raw)
-    else:
+    value = whole_number(raw)
+    if value is None:
         raise UsageError(f"{name} must be a whole number (got {raw!r})")
-    if value < lo:
-        raise UsageError(f"{name} must be at least {lo} (got {value})")
-    return value if hi is None else min(value, hi)
+    return at_least(name, value, lo, hi)
 
 
 def _query(params: dict[str, Any], name: str = "q") -> str:
@@ -640,7 +636,7 @@ def create_app(settings: ServeSettings) -> Any:
         return hit
 
     async def search(request: Request, who: Principal) -> Any:
-        from ..multirepo import search_many
+        from ..multirepo import freshness_fields, search_many
         from ..retriever import SearchOptions
 
         params = await _params(request)
@@ -680,10 +676,9 @@ def create_app(settings: ServeSettings) -> Any:
         # the freshness every JSON result carries (README): of the one repo, or of each
         fresh = await _in_thread(lambda: _freshness(handles, unavailable), 30.0)
         if len(handles) == 1 and fresh:
-            data.update(fresh[0][1])
+            data.update(fresh[0].freshness.to_dict())
         else:
-            data["freshness"] = [{"repo": repo, **f} for repo, f in fresh]
-            data["stale"] = any(f["stale"] for _, f in fresh)
+            data.update(freshness_fields(fresh))
         if _tri(params, "highlight"):
             data["hits"] = [_with_html(hit) for hit in data["hits"]]
         return _json(data)
@@ -832,16 +827,13 @@ def create_app(settings: ServeSettings) -> Any:
     return Guard(app, state)
 
 
-def _freshness(handles: list[Any], unavailable: list[dict[str, str]]) -> list[tuple[str, Any]]:
-    """(repo, ``Freshness.to_dict()``) of each searched repo that has an index."""
-    from ..freshness import check_store
+def _freshness(handles: list[Any], unavailable: list[dict[str, str]]) -> list[Any]:
+    """``multirepo.RepoFreshness`` of each searched repo that has an index."""
+    from ..multirepo import check_freshness
 
     skip = {u["repo"] for u in unavailable}
-    return [
-        (str(h.root), check_store(h.read_store()).to_dict())
-        for h in handles
-        if str(h.root) not in skip
-    ]
+    searched = [h for h in handles if str(h.root) not in skip]
+    return check_freshness((str(h.root), h.read_store()) for h in searched)
 
 
 def _embedded_share(handle: Any, status: dict[str, Any]) -> float | None:
