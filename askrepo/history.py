@@ -542,6 +542,11 @@ class HistoryIndex:
                     f"{repo} is not inside a git repository, so it has no history to search "
                     "— search its code without --history"
                 ) from None
+            from .store import nothing_to_index
+
+            nothing = nothing_to_index(repo) if repo.is_dir() else None
+            if nothing is not None:  # `askrepo index --history` fails there too
+                raise NoIndexError(f"No history index for {repo}: {nothing}") from None
             raise NoIndexError(
                 f"No history index for {repo} — run `askrepo index --history {shell_arg(repo)}`"
             ) from None

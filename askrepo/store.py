@@ -347,14 +347,23 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
             model_spec(model)
         except UsageError as exc:
             return NoIndexError(str(exc))
-    skipped = _nothing_to_index(repo)
-    if skipped is not None:
+    nothing = nothing_to_index(repo)
+    if nothing is not None:
         # what `askrepo index` says here, which "run `askrepo index`" would only lead to
-        return NoIndexError(
-            f"No index for {repo}: no indexable files in it (skipped: {skipped}), so "
-            "`askrepo index` has nothing to index — check the path, .gitignore and .askrepoignore"
-        )
+        return NoIndexError(f"No index for {repo}: {nothing}")
     return _run_index(repo, model)
+
+
+def nothing_to_index(repo: Path) -> str | None:
+    """Why ``askrepo index`` would fail for ``repo`` for want of files, said as the end of a
+    "No index" error; None when it would index some files (``_nothing_to_index``)."""
+    skipped = _nothing_to_index(repo)
+    if skipped is None:
+        return None
+    return (
+        f"no indexable files in it (skipped: {skipped}), so `askrepo index` has nothing to "
+        "index — check the path, .gitignore and .askrepoignore"
+    )
 
 
 def _nothing_to_index(repo: Path) -> str | None:

@@ -240,6 +240,16 @@ def test_no_index_errors_name_a_fix_that_works(small_index, tmp_path):
     # history of a directory that is no git work tree: nothing to index, say so
     with pytest.raises(NoIndexError, match="not inside a git repository"):
         HistoryIndex.open(root, embedder=FakeEmbedder())
+    # a git repository with nothing to index: `askrepo index --history` fails there too
+    import subprocess
+
+    blobs = tmp_path / "blobs"
+    subprocess.run(["git", "init", "-q", str(blobs)], check=True)
+    with pytest.raises(NoIndexError) as exc:
+        HistoryIndex.open(blobs, embedder=FakeEmbedder())
+    assert "No history index for" in str(exc.value)
+    assert "no indexable files in it (skipped: 1 binary, 1 secret)" in str(exc.value)
+    assert "run `askrepo index --history" not in str(exc.value)
 
 
 def test_help_paragraphs_reflow_to_the_terminal_not_at_source_newlines():
