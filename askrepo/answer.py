@@ -380,6 +380,7 @@ def in_changed_files(
     ``changed`` files (repository paths changed, added or deleted since indexing) as it is on
     disk now; the first such file per name. The index cannot show that code yet: the answer
     says where the name is and that ``--refresh`` reads it."""
+    from askrepo.ingest import decode
     from askrepo.presence import text_has_term
     from askrepo.safe_read import read_regular
 
@@ -391,7 +392,7 @@ def in_changed_files(
             raw = read_regular(Path(root) / rel, config.max_file_bytes(), label=rel)
         except (OSError, UsageError):
             continue  # deleted, not a regular file, too big: nothing to point to
-        texts.append((rel, raw.decode("utf-8", "replace")))
+        texts.append((rel, decode(raw)))
     out: list[tuple[str, str]] = []
     for name in dict.fromkeys(names):
         where = next((rel for rel, text in texts if text_has_term(name, [text])), None)

@@ -59,7 +59,13 @@ from askrepo import cmacros, rustmacros
 from askrepo.datatypes import Chunk
 from askrepo.lines import split_lines
 
-CHUNKER_VERSION = "3"
+# Bump whenever the chunks of some file change: the next `askrepo index` re-chunks and
+# re-embeds every file of an index built by another version (store._check_compatible).
+# 4: source files that are not UTF-8 are read as cp1252 / Latin-1 instead of with U+FFFD
+# (ingest.decode), and the changes made under version 3 without a bump reach old indexes
+# (Swift operator functions, a /** */ doc one blank line above, Kotlin typealias, #if-wrapped
+# C++ declarations, ...).
+CHUNKER_VERSION = "4"
 
 _SIGNATURE_MAX = 200
 _MAX_ATTACHED = 100  # longer comment runs above a definition are left to window chunks

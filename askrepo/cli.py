@@ -271,7 +271,14 @@ An interrupted run leaves the previous index usable.
     prog = _IndexProgress(enabled=not json_out and err.is_terminal)
     try:
         with prog:
-            summary = index_repo(root, model=model, rebuild=rebuild, progress=prog, contextual=llm)
+            summary = index_repo(
+                root,
+                model=model,
+                rebuild=rebuild,
+                progress=prog,
+                contextual=llm,
+                notify=None if json_out else note,  # why the whole index is rebuilt
+            )
     except KeyboardInterrupt:
         _interrupted(root, model, prog.searchable)
     if not json_out:

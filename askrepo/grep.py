@@ -620,6 +620,9 @@ class _View:
     text: str  # decoded and redacted, as the index holds it
     lines: list[str]  # split_lines(text), trailing "\r" removed
     redactions: int
+    # the file is not UTF-8 (ingest.decode read it as cp1252 / Latin-1): ripgrep's lines are
+    # its raw bytes, so the text is searched again as decoded
+    legacy: bool = False
     _prose: dict[str | None, tuple[list[tuple[int, int]], list[int]]] = field(default_factory=dict)
     _offsets: list[int] | None = None
 
@@ -650,6 +653,7 @@ _SIG_TO_SHA: dict[tuple[str, int, int, int, int], str] = {}
 def _view(full: str, max_bytes: int) -> _View | None:
     """The file's redacted lines, or None if it is not a readable regular text file now."""
     global _view_cache_size
+    from .ingest import decode_source
     from .secrets import is_config_path, redact
 
     try:
@@ -680,9 +684,10 @@ def _view(full: str, max_bytes: int) -> _View | None:
             _VIEW_CACHE.move_to_end(key)
             return hit
     # as the indexer reads and redacts it
-    text, count = redact(raw.decode("utf-8-sig", errors="replace"), full)
+    text, encoding = decode_source(raw)
+    text, count = redact(text, full)
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)]
-    view = _View(text, lines, count)
+    view = _View(text, lines, count, legacy=encoding != "utf-8")
     with _view_lock:
         if key not in _VIEW_CACHE:
             _VIEW_CACHE[key] = view
@@ -795,14 +800,16 @@ def _search(
         if view is None:
             continue
         matches = found[path]
-        if view.redactions:  # search what the index holds: secrets never match or show
+        if view.redactions or view.legacy:
+            # search what the index holds: secrets never match or show, and the lines of a
+            # cp1252 / Latin-1 file are its decoded text (columns counted in characters)
             run = _RgRun([*args, "-"], root_real, deadline, stdin=view.text.encode("utf-8"))
             matches = list(run.matches())
         for m in matches:
             if not 1 <= m.line <= len(view.lines):
                 continue
             line = view.lines[m.line - 1]
-            if not view.redactions and line != m.text:
+            if not (view.redactions or view.legacy) and line != m.text:
                 continue  # the file changed while it was searched
             dspan = definition_span(line)
             is_def = bool(

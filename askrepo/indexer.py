@@ -190,6 +190,7 @@ def index_repo(
     contextual: Any = None,
     embed: bool = True,
     paths: list[str] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> IndexSummary:
     """Index ``root`` (create or update) in two committed phases.
 
@@ -205,6 +206,11 @@ def index_repo(
     the changed files); every other indexed file is kept as it is.
     ``enrich``: None follows ``ASKREPO_ENRICH`` when it is set, else what the index was built
     with (on for a new index).
+
+    An index this askrepo cannot update in place (built by another chunker version, another
+    store schema, or damaged) is rebuilt from scratch as ``rebuild=True`` would, crash-safely
+    (the old one answers until phase 1 commits); ``notify`` (one line for the user) hears why
+    before the work starts, and the summary's ``rebuilt`` says it again.
     """
     from .chunker import CHUNKER_VERSION
     from .freshness import dirty_paths
@@ -226,6 +232,8 @@ def index_repo(
 
     with IndexWriter(root, embedder.model_id, model_name, embedder.dim, rebuild=rebuild) as w:
         prev_meta = w.previous_meta
+        if w.rebuild_reason and notify is not None:
+            notify(f"{w.rebuild_reason} — re-chunking and re-embedding every file")
         if enrich is None:
             enrich = config.enrich_setting()
         if enrich is None:

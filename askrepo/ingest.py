@@ -531,8 +531,8 @@ def read_text(root: Path, path: str) -> tuple[str, str] | None:
     """Read one repo-relative file: (text, sha256 of its raw bytes), or None.
 
     None when the file vanished, is unreadable, is (now) a symlink or not a regular file, or
-    the path leaves the root. Line endings are kept as they are; invalid UTF-8 bytes become
-    U+FFFD (never a line break) and a UTF-8 BOM is dropped, so line numbers (counted by
+    the path leaves the root. Line endings are kept as they are; the bytes are decoded by
+    ``decode`` (UTF-8 without its BOM, else cp1252 / Latin-1), so line numbers (counted by
     splitting on "\\n") always match the file on disk.
     """
     top = os.path.realpath(root)
@@ -550,8 +550,29 @@ def read_text(root: Path, path: str) -> tuple[str, str] | None:
 
 
 def decode(data: bytes) -> str:
-    """Bytes to text without touching line structure (UTF-8, BOM dropped, bad bytes -> U+FFFD)."""
-    return data.decode("utf-8-sig", errors="replace")
+    """A source file's bytes as text, the one decoding every reader of file content shares
+    (indexing, citations, verify, grep, the file viewer), so they all see the same lines.
+
+    UTF-8 when the bytes are valid UTF-8 (a leading BOM dropped); otherwise the file is taken
+    to be a legacy 8-bit encoding: Windows-1252 (cp1252, the superset of Latin-1 that editors
+    write), or Latin-1 when it holds one of the five bytes cp1252 leaves undefined. Latin-1
+    decodes any bytes, so this never fails and no byte becomes U+FFFD. Only byte 0x0A becomes
+    ``"\\n"`` in all three, so line numbers (counted by splitting on ``"\\n"``) match the file
+    on disk. A file that is mostly UTF-8 with one stray byte is read as cp1252 as a whole.
+    """
+    return decode_source(data)[0]
+
+
+def decode_source(data: bytes) -> tuple[str, str]:
+    """``decode`` and the encoding it used: ``"utf-8"``, ``"cp1252"`` or ``"latin-1"``."""
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
 
 
 def detect_language(path: str, head: bytes = b"") -> str | None:

@@ -462,11 +462,12 @@ class Service:
     def _read_lines(self, h: RepoHandle, store: Any, path: str) -> tuple[str, list[str], bool]:
         """(repo-relative path, the file's lines as the index holds them — secrets redacted —,
         whether it changed since indexing)."""
+        from .ingest import decode
         from .lines import split_lines
         from .secrets import redact
 
         rel, data, changed = self._read_indexed(h, store, path)
-        text = data.decode("utf-8-sig", errors="replace")
+        text = decode(data)  # as the indexer decodes it
         text, _ = redact(text, rel)  # show what the index holds: secrets stay redacted
         return rel, [ln[:-1] if ln.endswith("\r") else ln for ln in split_lines(text)], changed
 

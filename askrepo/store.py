@@ -233,15 +233,27 @@ def _write_meta(path: Path, meta: IndexMeta, files: dict[str, SourceFile]) -> No
 
 
 def _check_compatible(meta: IndexMeta, where: Path) -> None:
+    """Refuse an index this askrepo cannot read as it is. The error's ``reason`` is what an
+    index run (``IndexWriter``), which rebuilds such an index from scratch, reports."""
     from .chunker import CHUNKER_VERSION
 
-    if meta.schema_version != SCHEMA_VERSION or meta.chunker_version != CHUNKER_VERSION:
+    if meta.schema_version != SCHEMA_VERSION:
         why = (
             f"The index for {meta.repo} was built by another askrepo version "
             f"(schema {meta.schema_version}, chunker {meta.chunker_version})"
         )
         raise IndexIncompatibleError(
             f"{why} — run `askrepo index --rebuild {shell_arg(meta.repo)}`", why
+        )
+    if meta.chunker_version != CHUNKER_VERSION:
+        # same store format, other chunks: a plain index run re-chunks every file
+        why = (
+            f"The index for {meta.repo} was chunked by chunker version {meta.chunker_version} "
+            f"(this askrepo has version {CHUNKER_VERSION})"
+        )
+        raise IndexIncompatibleError(
+            f"{why} — run `askrepo index {shell_arg(meta.repo)}` to re-chunk and re-embed it",
+            why,
         )
 
 

@@ -491,3 +491,10 @@ def test_summary_grammar_allows_only_cited_sentences():
     assert 'sentence ::= word (" " word){3,40} " [" num "]."' in g
     llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
     llama_cpp.LlamaGrammar.from_string(g, verbose=False)  # valid GBNF for llama.cpp
+
+
+def test_a_name_in_a_changed_latin1_file_is_found_as_the_indexer_reads_it(tmp_path):
+    from askrepo.answer import in_changed_files
+
+    (tmp_path / "units.py").write_bytes(b"def gr\xf6\xdfe(x):  # in m\xb2\n    return x\n")
+    assert in_changed_files(["größe"], tmp_path, ["units.py"]) == [("größe", "units.py")]

@@ -317,6 +317,30 @@ def test_grep_sees_redacted_text_only(tmp_path):
     assert run_grep(tmp_path, files, "DEBUG", literal=True).matches[0].line == 3
 
 
+def test_a_cp1252_file_matches_as_the_index_reads_it(tmp_path):
+    """ripgrep reads raw bytes; a match in a file that is not UTF-8 shows the line as indexed
+    (cp1252, not U+FFFD), at the column counted in those characters."""
+    root = _repo(
+        tmp_path,
+        {
+            "legal.py": b"# Copyright \xa9 J\xfcrgen M\xfcller\n\ndef licence():\n"
+            b"    return '\x93MIT\x94'\n",
+            "plain.py": "def licence_text():\n    return 'MIT'\n",
+        },
+    )
+    files = [("legal.py", "python"), ("plain.py", "python")]
+    hit = g.grep(root, files, "Copyright", literal=True).matches
+    assert [(m.path, m.line, m.column, m.text) for m in hit] == [
+        ("legal.py", 1, 3, "# Copyright © Jürgen Müller")
+    ]
+    hit = g.grep(root, files, r"ller$").matches  # after three non-ASCII characters
+    assert [(m.line, m.column, m.text) for m in hit] == [(1, 24, "# Copyright © Jürgen Müller")]
+    assert [(m.path, m.line, m.text) for m in g.grep(root, files, "MIT", literal=True).matches] == [
+        ("legal.py", 4, "    return '“MIT”'"),
+        ("plain.py", 2, "    return 'MIT'"),
+    ]
+
+
 # ----------------------------------------------------------------------------------------------
 # ripgrep underneath (issue 10 item 9)
 

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from askrepo.chunker import CHUNKER_VERSION
 from askrepo.errors import IndexIncompatibleError
 from askrepo.indexer import embed_batches, index_repo, plan, style_conflict
 from askrepo.retriever import Retriever, SearchOptions
@@ -136,6 +137,47 @@ def test_cli_refuses_a_style_switch_in_one_line(repo, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "ASKREPO_ENRICH on (now off)" in proc.stderr and "--rebuild" in proc.stderr
+
+
+def test_an_index_from_an_older_chunker_is_refused_then_rebuilt_by_a_plain_index_run(
+    repo, monkeypatch
+):
+    """Upgrading askrepo past a chunker change (here 3 -> 4: Latin-1 files read as U+FFFD
+    before): search refuses in one line naming `askrepo index PATH`, and a plain `askrepo index`
+    says why it rebuilds, then re-chunks and re-embeds every file (real model, real LanceDB)."""
+    import json
+
+    from askrepo import ingest
+
+    (repo / "shop" / "legal.py").write_bytes(
+        b"# Copyright \xa9 J\xfcrgen\ndef licence():\n    pass\n"
+    )
+    with monkeypatch.context() as m:  # as chunker 3 read it
+        m.setattr(ingest, "decode", lambda data: data.decode("utf-8-sig", errors="replace"))
+        index_repo(repo, model="minilm", embed=False)
+    meta_path = open_index(repo).path / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["chunker_version"] = "3"
+    meta_path.write_text(json.dumps(meta))
+
+    proc = run_cli("search", "licence", "--repo", str(repo), timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "chunked by chunker version 3" in proc.stderr
+    assert f"run `askrepo index {repo.resolve()}`" in proc.stderr
+    assert "--rebuild" not in proc.stderr
+
+    proc = run_cli("index", str(repo), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "re-chunking and re-embedding every file" in proc.stderr
+    assert "chunker version 3" in proc.stdout  # the summary's `rebuilt` row
+    store = open_index(repo)
+    assert store.meta().chunker_version == CHUNKER_VERSION
+    assert store.meta().embedded_count == store.meta().chunk_count == meta["chunk_count"]
+    (chunk,) = [c for _, c, _ in store.where("path = 'shop/legal.py'")]
+    assert chunk.text.startswith("# Copyright © Jürgen\n")
+    proc = run_cli("search", "who holds the copyright", "--repo", str(repo), timeout=120)
+    assert proc.returncode == 0 and "shop/legal.py" in proc.stdout, proc.stderr
 
 
 # -- item 12: a repository under a directory whose name is not UTF-8 ------------------------------

@@ -9,6 +9,8 @@ import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tree_sitter_language_pack import SupportedLanguage
 
 from askrepo import ingest
@@ -97,10 +99,36 @@ def test_crlf_kept_as_is(tmp_path):
 def test_invalid_utf8_decoded_without_moving_lines(tmp_path):
     root = make_fixture_repo(tmp_path / "repo")
     text, sha = read_text(root, EXPECTED["invalid_utf8"])
-    assert "\ufffd" in text
+    assert "# Libellés affichés en vitrine (encodage Latin-1 hérité)" in text
+    assert "\ufffd" not in text
     assert text.count("\n") == LABELS_PY.count(b"\n")
     assert text.split("\n")[5].startswith("def format_price_label")
     assert sha == hashlib.sha256(LABELS_PY).hexdigest()
+
+
+def test_decode_reads_legacy_8_bit_files_as_cp1252_then_latin1():
+    # UTF-8 first, its BOM dropped; a UTF-8 file is never read as cp1252
+    assert ingest.decode("\ufeff# Jürgen €\n".encode()) == "# Jürgen €\n"
+    assert ingest.decode_source("é\n".encode()) == ("é\n", "utf-8")
+    # not UTF-8: Windows-1252 (0x80 is the euro sign, 0x93/0x94 curly quotes, 0xa9 ©)
+    raw = b"# Copyright \xa9 J\xfcrgen \x80 \x93q\x94\n"
+    assert ingest.decode_source(raw) == ("# Copyright © Jürgen € “q”\n", "cp1252")
+    # a byte cp1252 leaves undefined (0x81): Latin-1, which decodes anything
+    assert ingest.decode_source(b"a\x81\x85b\r\n") == ("a\x81\x85b\r\n", "latin-1")
+    # a BOM followed by invalid UTF-8 is cp1252 text like the rest (bytes kept, not dropped)
+    assert ingest.decode(b"\xef\xbb\xbfx\xff") == "ï»¿xÿ"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_decode_never_fails_nor_moves_a_line(data):
+    text = ingest.decode(data)
+    assert "\ufffd" not in text or "\ufffd".encode() in data
+    # only the file's own line feeds become "\n": every line number is the file's
+    assert text.count("\n") == data.count(b"\n")
+    assert [len(part) > 0 for part in text.split("\n")][1:] == [
+        len(part) > 0 for part in data.split(b"\n")
+    ][1:]
 
 
 def test_unicode_file_name_with_space(tmp_path):

@@ -227,6 +227,25 @@ def test_secrets_are_not_searchable(retriever):
             assert all(q not in h.text for h in hits)
 
 
+def test_a_latin1_file_reads_the_same_in_search_citations_and_the_viewer(retriever, indexed):
+    """shop/labels.py is Latin-1: the index, a citation check and the file viewer all read it
+    through ingest.decode (no U+FFFD), so the cited lines and their hash agree everywhere."""
+    from askrepo.lines import span_hash, split_lines
+    from askrepo.mcp_server import Service
+    from askrepo.verify import verify_citation
+
+    root = indexed[0]
+    comment = "# Libellés affichés en vitrine (encodage Latin-1 hérité)"
+    hits = retriever.search("libellés affichés en vitrine", SearchOptions(k=5)).hits
+    hit = next(h for h in hits if h.path == "shop/labels.py" and h.start_line <= 3 <= h.end_line)
+    assert split_lines(hit.text)[3 - hit.start_line] == comment
+    assert "\ufffd" not in hit.text
+    check = verify_citation(root, hit.location, expected_hash=span_hash(hit.text))
+    assert check.status == "valid", check.message
+    shown = Service([root]).read_file("shop/labels.py", start_line=3, end_line=3)
+    assert shown["content"] == f" 3 | {comment}"
+
+
 def test_expand_adds_callees_marked_as_expansion(retriever):
     res = retriever.search("how is the cart total computed?", SearchOptions(k=3, expand=True))
     expanded = [h for h in res.hits if h.expanded_from]

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from askrepo.chunker import CHUNKER_VERSION
 from askrepo.errors import IndexIncompatibleError, IndexLockedError, NoIndexError, UsageError
 from askrepo.freshness import worktree_changed
 from askrepo.indexer import index_repo
@@ -341,9 +342,24 @@ def test_index_from_an_older_chunker_is_rebuilt_with_the_reason(repo):
     meta = json.loads(path.read_text())
     meta["chunker_version"] = "0"
     path.write_text(json.dumps(meta))
-    with pytest.raises(IndexIncompatibleError, match="chunker 0.*askrepo index --rebuild"):
-        open_index(repo)  # search says how to fix it
-    s = index_repo(repo, embedder=emb)  # ... and the next index run does it
-    assert s.rebuilt and "chunker 0" in s.rebuilt and "--rebuild" not in s.rebuilt
+    with pytest.raises(IndexIncompatibleError, match="chunker version 0") as exc:
+        open_index(repo)  # search says how to fix it: a plain index run, no --rebuild
+    assert f"run `askrepo index {repo}`" in str(exc.value) and "--rebuild" not in str(exc.value)
+    notes: list[str] = []
+    s = index_repo(repo, embedder=emb, notify=notes.append)  # ... and the next index run does it
+    assert s.rebuilt and "chunker version 0" in s.rebuilt and "--rebuild" not in s.rebuilt
     assert s.chunks_embedded == s.chunks_total == meta["chunk_count"]
-    assert open_index(repo).meta().chunker_version != "0"
+    assert s.files_indexed == s.files_total == len(meta["files"])  # every file re-chunked
+    assert notes == [f"{s.rebuilt} — re-chunking and re-embedding every file"]
+    assert open_index(repo).meta().chunker_version == CHUNKER_VERSION
+    notes.clear()
+    assert index_repo(repo, embedder=emb, notify=notes.append).rebuilt is None and notes == []
+    # another store schema keeps naming --rebuild (a plain index run rebuilds it too)
+    meta = json.loads(path.read_text())
+    meta["schema_version"] = 1
+    path.write_text(json.dumps(meta))
+    with pytest.raises(IndexIncompatibleError, match="schema 1.*run `askrepo index --rebuild"):
+        open_index(repo)
+    s = index_repo(repo, embedder=emb)  # an index run rebuilds it all the same
+    assert s.rebuilt and "schema 1" in s.rebuilt and "--rebuild" not in s.rebuilt
+    assert open_index(repo).meta().schema_version != 1
