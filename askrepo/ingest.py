@@ -558,7 +558,9 @@ def decode(data: bytes) -> str:
     write), or Latin-1 when it holds one of the five bytes cp1252 leaves undefined. Latin-1
     decodes any bytes, so this never fails and no byte becomes U+FFFD. Only byte 0x0A becomes
     ``"\\n"`` in all three, so line numbers (counted by splitting on ``"\\n"``) match the file
-    on disk. A file that is mostly UTF-8 with one stray byte is read as cp1252 as a whole.
+    on disk. A file that is mostly UTF-8 — more valid non-ASCII characters than invalid
+    sequences, as a UTF-8 file with one stray Latin-1 byte — stays UTF-8, that byte U+FFFD:
+    read as cp1252, every other accented character would show as an ``Ã©`` pair.
     """
     return decode_source(data)[0]
 
@@ -569,6 +571,11 @@ def decode_source(data: bytes) -> tuple[str, str]:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
         pass
+    text = data.decode("utf-8-sig", errors="replace")
+    invalid = text.count("\ufffd") - data.count("\ufffd".encode())
+    valid = sum(1 for ch in text if ord(ch) > 127) - text.count("\ufffd")
+    if valid > invalid:  # mostly UTF-8: a stray byte, not a legacy 8-bit file
+        return text, "utf-8"
     try:
         return data.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:

@@ -117,13 +117,21 @@ def test_decode_reads_legacy_8_bit_files_as_cp1252_then_latin1():
     assert ingest.decode_source(b"a\x81\x85b\r\n") == ("a\x81\x85b\r\n", "latin-1")
     # a BOM followed by invalid UTF-8 is cp1252 text like the rest (bytes kept, not dropped)
     assert ingest.decode(b"\xef\xbb\xbfx\xff") == "ï»¿xÿ"
+    # mostly UTF-8 (2 valid accented characters, 1 stray Latin-1 byte): UTF-8, the stray byte
+    # U+FFFD, not "CafÃ© dÃ©jÃ " for the whole file
+    raw = "Café déjà\n".encode() + b"# \xe9t\xe9\n"[:4] + b"\n"
+    assert ingest.decode_source(raw) == ("Café déjà\n# \ufffdt\n", "utf-8")
+    # as many invalid sequences as valid characters: a legacy file that happens to hold one
+    # valid pair (\xc3\xa9 is "Ã©" in cp1252)
+    assert ingest.decode_source(b"\xc3\xa9 J\xfcrgen\n") == ("Ã© Jürgen\n", "cp1252")
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300))
 def test_decode_never_fails_nor_moves_a_line(data):
-    text = ingest.decode(data)
-    assert "\ufffd" not in text or "\ufffd".encode() in data
+    text, encoding = ingest.decode_source(data)
+    # U+FFFD only from a file read as UTF-8 (mostly UTF-8 with a stray byte) or already in it
+    assert encoding == "utf-8" or "\ufffd" not in text or "\ufffd".encode() in data
     # only the file's own line feeds become "\n": every line number is the file's
     assert text.count("\n") == data.count(b"\n")
     assert [len(part) > 0 for part in text.split("\n")][1:] == [
