@@ -172,7 +172,8 @@ def main() -> None:
             "gold": sorted(gold),
             "ours": first_rank(ours, gold),
             "bm25": first_rank(base, gold),
-            "top": ours[:3],
+            "top": ours[:10],
+            "bm25_top": base[:10],
             **{f"-{stage}": first_rank(paths, gold) for stage, paths in ablated.items()},
             "code_files": len(code),
         }
