@@ -73,6 +73,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from copy import copy
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -238,15 +239,25 @@ def best_files(paths_in_rank_order: Sequence[str], n: int | None = None) -> list
     return list(dict.fromkeys(paths_in_rank_order))[: max(n, 0)]
 
 
-@lru_cache(maxsize=1 << 12)  # keyed by chunk text: kept small
+_CODE_LINES: dict[int, int] = {}  # hash of a chunk's text -> its code lines
+_CODE_LINES_MAX = 1 << 15  # ints only (a search's texts are new strings each time)
+
+
 def code_lines(text: str) -> int:
     """Lines that are code: not blank, not a comment (``_COMMENT``), not inside a Python
     docstring. A setter under ten lines of doc comment is three lines of code.
 
     A docstring opens on a line that starts with triple quotes (string prefixes allowed) and
     closes on the first later line holding the same quotes, wherever they are on it (a
-    last line of words that ends with the quotes)."""
-    return _count(_code(text.splitlines()), None)
+    last line of words that ends with the quotes). Remembered by the text's hash: every
+    search asks again for each of its ~150 candidates."""
+    key = hash(text)
+    n = _CODE_LINES.get(key)
+    if n is None:
+        if len(_CODE_LINES) >= _CODE_LINES_MAX:
+            _CODE_LINES.clear()
+        n = _CODE_LINES[key] = _count(_code(text.splitlines()), None)
+    return n
 
 
 def _code(lines: Iterable[str]) -> Iterator[str]:
@@ -648,14 +659,21 @@ def platform_prior(path: str, symbol: str | None, q: Query) -> float:
     """
     if _names_platform(q.text):
         return 1.0
+    return PRIOR_PLATFORM if _platform_variant(path, symbol) else 1.0
+
+
+@lru_cache(maxsize=1 << 15)  # keyed by (path, symbol): small keys, every search asks again
+def _platform_variant(path: str, symbol: str | None) -> bool:
+    """Whether a candidate's directory, file name or function name names a platform variant
+    (``platform_prior``)."""
     stem, dirs = split_path(path)
     if {d.lower() for d in dirs} & _PLATFORM_DIRS:
-        return PRIOR_PLATFORM
+        return True
     if {w.lower() for w in re.split(r"[_\-.]+", stem)} & (_PLATFORMS | {"win"}):
-        return PRIOR_PLATFORM
+        return True
     last = (symbol or "").rsplit(".", 1)[-1]
     words = {w.lower() for w in re.split(r"[_\-.]+", last)} | set(split_identifier(last))
-    return PRIOR_PLATFORM if words & (_PLATFORMS - {"windows"}) else 1.0
+    return bool(words & (_PLATFORMS - {"windows"}))
 
 
 def path_prior(path: str, text: str, q: Query) -> float:
@@ -1280,7 +1298,20 @@ def best_first(scores: Sequence[float]) -> list[int]:
 
 
 def _with_scores(hits: Sequence[Any], scores: Sequence[float]) -> list[Any]:
-    return [replace(hits[i], score=scores[i]) for i in best_first(scores)]
+    return [rescored(hits[i], scores[i]) for i in best_first(scores)]
+
+
+def rescored(h: Any, score: float) -> Any:
+    """A copy of the hit ``h`` with ``score``: ``dataclasses.replace``'s result at a fraction
+    of its cost (the re-scoring stages copy every candidate of every search). A shallow copy
+    of the fields, as ``replace`` makes."""
+    try:
+        new = object.__new__(type(h))
+        new.__dict__.update(h.__dict__)
+    except (AttributeError, TypeError):  # no instance dict (slots)
+        new = copy(h)
+    new.score = score
+    return new
 
 
 CONSTRUCTOR_NAMES = frozenset(
@@ -1403,7 +1434,7 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
     first = hits[0]
     callees = set(getattr(first, "calls", None) or ()) - {_last(first.symbol)}
     tail = [
-        replace(h, score=h.score * factor)
+        rescored(h, h.score * factor)
         if h.path == first.path or (_last(h.symbol) in callees and h.symbol)
         else h
         for h in hits[pinned:]
@@ -1412,7 +1443,7 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
     ceiling = hits[pinned - 1].score
     if tail[0].score >= ceiling > 0:  # scores stay monotone: the tail below the pinned
         ratio = ceiling * 0.999 / tail[0].score
-        tail = [replace(h, score=h.score * ratio) for h in tail]
+        tail = [rescored(h, h.score * ratio) for h in tail]
     return list(hits[:pinned]) + tail
 
 

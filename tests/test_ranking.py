@@ -982,3 +982,23 @@ def test_declaration_prior_demotes_a_header_window_of_prototypes():
     # with the priors stage off the window stays first
     out = ranking.rescore([window, definition], q, disabled=(*off, "priors"))
     assert out[0].path == "src/lib/ares_private.h"
+
+
+def test_rescored_is_replace_at_a_fraction_of_its_cost():
+    from dataclasses import replace
+
+    h = hit("a.py", 0.5, symbol="f")
+    h.calls = ["g"]
+    new = ranking.rescored(h, 0.75)
+    assert new == replace(h, score=0.75) and new is not h
+    assert h.score == 0.5  # the input is not touched
+    assert new.calls is h.calls  # a shallow copy, as replace makes
+
+
+def test_code_lines_are_remembered_by_hash_and_the_memory_is_bounded(monkeypatch):
+    monkeypatch.setattr(ranking, "_CODE_LINES", {})
+    monkeypatch.setattr(ranking, "_CODE_LINES_MAX", 2)
+    texts = ["def f():\n    # note\n    return 1\n", "x = 1\n", '"""doc"""\ny = 2\n']
+    assert [ranking.code_lines(t) for t in texts] == [2, 1, 1]
+    assert len(ranking._CODE_LINES) == 1  # full at two: cleared before the third
+    assert ranking.code_lines(texts[2]) == 1 and len(ranking._CODE_LINES) == 1
