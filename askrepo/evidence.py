@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -50,6 +50,7 @@ MAX_LINE_CHARS = 110
 MAX_DOC_CHARS = 200
 MAX_SIGNATURE_CHARS = 100
 MAX_CALLERS = 2  # callers stated per described definition
+MAX_CALLEES = 3  # what a name's definition calls, stated when the question is the name
 CALLER_ANSWER = 8  # ... when the question asks for the callers ("what calls X?")
 CALLER_POOL = 12  # callers read per top hit, of which the MAX_CALLERS nearest the question
 CANDIDATES = 8  # top hits considered for the best definition
@@ -833,7 +834,12 @@ def evidence_card(
         )
     others = [cands[i] for i in order if i not in chosen]
     relations = _relations(
-        sources, others, graph, weights, CALLER_ANSWER if parsed.asks_callers else None
+        sources,
+        others,
+        graph,
+        weights,
+        CALLER_ANSWER if parsed.asks_callers else None,
+        callees=parsed.kind == SYMBOL or parsed.asks_definition,
     )
     if not (parsed.asks_callers or parsed.asks_definition or parsed.kind == SYMBOL):
         _see_also(cands, sources)  # a name asked for: its definition, not other places
@@ -1005,6 +1011,18 @@ def _source_for(chunk: Any, sources: list[Source], role: str = "related") -> Sou
     return s
 
 
+def _shows_call(a: Any, b: Any, unique: Callable[[str], bool]) -> bool:
+    """Whether ``a``'s code shows that it calls the definition ``b`` (a name in ``a``'s calls):
+    a method through its owner or its own object (``visibly_calls``: ``x.get(`` is any
+    ``get``, not ``SessionStore.get``), a function by its bare name when no other definition
+    has that name, or as ``_calls_in_file`` tells within one file."""
+    name = _last(b.symbol)
+    if "." in (b.symbol or ""):
+        owner = b.symbol.rpartition(".")[0]
+        return visibly_calls(a, b, unique(_last(owner))) or _calls_in_file(a, b)
+    return (unique(name) and bare_call(a.text, name)) or _calls_in_file(a, b)
+
+
 def _calls_in_file(a: Any, b: Any) -> bool:
     """Whether ``a`` (same file as ``b``) visibly calls ``b`` when ``b``'s name is defined more
     than once: through what qualifies ``b`` (``Hasher.create(``, ``Hasher::create(``, Lua's
@@ -1038,12 +1056,15 @@ def _relations(
     graph: Graph,
     weights: dict[str, float] | None = None,
     max_callers: int | None = None,
+    callees: bool = False,
 ) -> list[Relation]:
     """A calls B (both among the top hits), B is a method of C, B is called by D (the callers
     whose path, name and doc carry most of the question's ``weights`` first: ``_chunk_file``
     in ``indexer.py`` before ``_view`` in ``grep.py`` for "where are secrets redacted before
     indexing?"). With ``max_callers`` (a question that asks for the callers) the callers come
-    first, up to that many."""
+    first, up to that many. With ``callees`` (a question that is a name: the card describes
+    only its definition) also what the definition calls among the other top hits, up to
+    MAX_CALLEES: ``ares_send`` calls ``ares_send_nolock``."""
     out: list[Relation] = []
     seen: set[str] = set()
 
@@ -1079,6 +1100,31 @@ def _relations(
                         [sa.n, b.n],
                         f"{sa.symbol} calls {b.symbol}",
                     )
+
+    def callees_of() -> None:
+        # what the best definition calls among the other top hits (rank order)
+        a = defs[0] if defs else None
+        if a is None or not a.symbol or a.kind not in DEFINITION_KINDS:
+            return
+        named = 0
+        for b in others:
+            name = _last(b.symbol)
+            if named >= MAX_CALLEES or b.kind not in DEFINITION_KINDS or not b.symbol:
+                continue
+            if name == _last(a.symbol) or name not in a.calls:
+                continue
+            if f"{a.symbol} calls {b.symbol}" in seen or _external(a, name, graph):
+                continue
+            if not _shows_call(a, b, unique):
+                continue
+            sb = _source_for(b, sources)
+            add(
+                f"{_md_code(a.symbol)} ({_md_code(a.location)}) calls {_md_code(b.symbol)} "
+                f"({_md_code(sb.location)})",
+                [a.n, sb.n],
+                f"{a.symbol} calls {b.symbol}",
+            )
+            named += 1
 
     def owning_class(b: Source) -> Any | None:
         # the class chunk B belongs to: the one in B's file, else the only class so named (a
@@ -1158,6 +1204,8 @@ def _relations(
     )
     for step in steps:
         step()
+    if callees:
+        callees_of()
     return out
 
 

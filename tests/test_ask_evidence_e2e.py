@@ -174,3 +174,21 @@ def test_the_card_says_which_question_words_no_indexed_file_holds(indexed):
     assert "The word blockchain occurs nowhere in the indexed files, in any form." in lead
     assert lead.count("nowhere") == 1
     assert "presence" in data["timings_ms"]
+
+
+def test_a_name_asked_for_is_answered_with_what_its_definition_calls(indexed, monkeypatch):
+    """Real index: the card for the bare name ``authenticate_user`` states the call it makes
+    to ``hash_password`` (a candidate of the search), and none through a method name another
+    object may own (``sessions.get(`` is not shown to be ``SessionStore.get``)."""
+    root, home = indexed
+    monkeypatch.setenv("ASKREPO_HOME", str(home))
+    retriever = Retriever.open(root)
+    hits = retriever.search("authenticate_user", SearchOptions(k=8)).hits
+    card = evidence_card("authenticate_user", hits, gather_graph(retriever.store, hits))
+    assert card.sources[0].symbol == "authenticate_user"
+    said = [r.text for r in card.relations]
+    assert any(
+        r.startswith("`authenticate_user` (`shop/auth.py:") and "calls `hash_password`" in r
+        for r in said
+    ), said
+    assert not any("calls `SessionStore.get`" in r for r in said), said

@@ -221,6 +221,36 @@ def test_card_states_calls_and_method_of_relations_with_both_citations():
     assert "How they connect:" in card.text
 
 
+def test_a_name_asked_for_gets_what_its_definition_calls():
+    send = "def send(message):\n    data = encode(message)\n    return deliver_locked(data)"
+    hits = [
+        hit(1, "net/send.py", 4, send, "send", calls=["encode", "deliver_locked", "send"]),
+        hit(2, "net/batch.py", 1, "def flush(queue):\n    send(queue.pop())", "flush"),
+        hit(
+            3,
+            "net/lock.py",
+            6,
+            "def deliver_locked(data):\n    return _write(data)",
+            "deliver_locked",
+        ),
+        hit(4, "net/codec.py", 1, "def encode(m):\n    return m.encode()", "encode"),
+    ]
+    graph = Graph(definitions={"send": 1, "deliver_locked": 1, "encode": 2})
+    card = evidence_card("send", hits, graph)
+    rel = [r.text for r in card.relations]
+    n = {s.symbol: s.n for s in card.sources}
+    assert (
+        "`send` (`net/send.py:4-6`) calls `deliver_locked` (`net/lock.py:6-7`) "
+        f"[{n['send']}][{n['deliver_locked']}]." in rel
+    )
+    # `encode` is defined twice and send.py does not show which: no statement; a recursive
+    # call is none either
+    assert not any("calls `encode`" in r or "calls `send` (" in r for r in rel)
+    # a question in words describes what it asks about, not the definition's callees
+    worded = evidence_card("how is a message sent?", hits, graph)
+    assert not any("calls `deliver_locked`" in r.text for r in worded.relations)
+
+
 def test_card_does_not_state_a_call_edge_for_an_ambiguous_name():
     hits = [
         hit(1, "a.py", 1, "def commit():\n    pass", "commit"),
