@@ -466,8 +466,10 @@ class WalkResult:
 # --- public API ----------------------------------------------------------------------------------
 
 
-def walk(root: Path, *, max_file_bytes: int | None = None) -> WalkResult:
-    """List the files under ``root`` worth indexing; see the module docstring for the rules."""
+def walk(root: Path, *, max_file_bytes: int | None = None, first_only: bool = False) -> WalkResult:
+    """List the files under ``root`` worth indexing; see the module docstring for the rules.
+    ``first_only``: stop at the first file kept (whether there is anything to index at all),
+    so the skip counts are complete only when no file is kept."""
     root = check_root(root)
     limit = config.max_file_bytes() if max_file_bytes is None else max_file_bytes
     result = WalkResult(root=root)
@@ -479,6 +481,8 @@ def walk(root: Path, *, max_file_bytes: int | None = None) -> WalkResult:
         candidates = _walk_tree(top, result)
     for rel, st in candidates:
         _inspect(top, rel, st, limit, result)
+        if first_only and result.files:
+            break
     result.files.sort(key=lambda f: f.path)
     for paths in result.skipped_paths.values():
         paths.sort()

@@ -380,13 +380,15 @@ def nothing_to_index(repo: Path) -> str | None:
 
 def _nothing_to_index(repo: Path) -> str | None:
     """What the walker skips in ``repo`` ("1 binary, 2 secret"), when it would index no file
-    there; None when it would index some (or the walk fails: the plain hint then). A walk, as
-    ``askrepo index`` starts with (0.35 s at 12k files), on the no-index error path only."""
+    there; None when it would index some (or the walk fails: the plain hint then). On the
+    no-index error path only; the walk stops at the first file it would index, so a
+    repository that is merely not indexed yet answers at once, and only one with nothing to
+    index is walked to the end."""
     from .errors import AskrepoError
     from .ingest import walk
 
     try:
-        walked = walk(repo)
+        walked = walk(repo, first_only=True)
     except (AskrepoError, OSError):
         return None
     if walked.files:

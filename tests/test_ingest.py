@@ -835,3 +835,18 @@ def test_askrepo_home_and_models_inside_the_root_are_never_indexed(tmp_path, mon
     got = ingest.inspect_paths(root, [".askhome/indexes/r/meta.json", "a.py"], with_gitignore=True)
     assert [f.path for f in got.files] == ["a.py"]
     assert ".askhome/indexes/r/meta.json" not in ingest.list_candidates(root)
+
+
+def test_walk_first_only_stops_at_the_first_kept_file(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x00")
+    for name in ("a.py", "b.py", "c.py"):
+        (root / name).write_text("def f():\n    return 1\n")
+    assert len(walk(root).files) == 3
+    first = walk(root, first_only=True)
+    assert len(first.files) == 1  # whether there is anything to index, not what
+    # nothing to index: the whole tree is walked, every skip counted
+    for name in ("a.py", "b.py", "c.py"):
+        (root / name).unlink()
+    assert walk(root, first_only=True).skipped == walk(root).skipped == {"binary": 1}
