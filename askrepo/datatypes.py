@@ -24,6 +24,11 @@ def is_definition(kind: str | None) -> bool:
     return bool(kind) and kind not in NON_DEFINITION_KINDS
 
 
+def last_part(symbol: str | None) -> str:
+    """The last part of a dotted symbol: ``Status.console`` -> ``console``; "" for None."""
+    return (symbol or "").rsplit(".", 1)[-1]
+
+
 def symbol_matches(actual: str | None, expected: str) -> bool:
     """``expected`` equals ``actual`` or is its dotted suffix ("search" ~ "Retriever.search")."""
     if not actual:

@@ -23,7 +23,7 @@ from typing import Any
 from py_rust_stemmers import SnowballStemmer
 
 from askrepo.callers import bare_call, shows_owner, visibly_calls
-from askrepo.datatypes import CODE, DOC, TEST, symbol_matches
+from askrepo.datatypes import CODE, DOC, TEST, last_part, symbol_matches
 from askrepo.declarations import other_declarations
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
@@ -164,10 +164,6 @@ def coverage(found: Iterable[str], weights: dict[str, float]) -> float:
 
 # ------------------------------------------------------------------------------------------
 # Reading a definition
-
-
-def _last(symbol: str | None) -> str:
-    return (symbol or "").split(".")[-1]
 
 
 def signature_of(text: str, symbol: str | None) -> str | None:
@@ -676,7 +672,7 @@ def _delegate(
     def resolves(a: Any, b: Any) -> bool:
         # a ranking hint, not a claim: a name in the same file is enough (KeyPair.sign's
         # ``st.finalize()`` is the Signer's: dev card@1 284 vs 283 with ``_calls_in_file``)
-        return graph.definitions.get(_last(b.symbol), 1) == 1 or a.path == b.path
+        return graph.definitions.get(last_part(b.symbol), 1) == 1 or a.path == b.path
 
     for i in range(len(hits)):
         lower = [j for j in range(len(hits)) if scores[j] < scores[i]]
@@ -687,7 +683,7 @@ def _delegate(
 
 def _mentions(text: str, name: str) -> bool:
     """``name`` (or its last dotted part) as a whole word in ``text``."""
-    last = _last(name)
+    last = last_part(name)
     return bool(last) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", text) is not None
 
 
@@ -856,7 +852,7 @@ def _callers_unknown(sources: Sequence[Source], relations: Sequence[Relation], g
     defs = [s for s in sources if s.role == "definition" and s.symbol]
     if not defs:
         return []
-    name = _last(defs[0].symbol)
+    name = last_part(defs[0].symbol)
     count = graph.definitions.get(name, 1)
     stated = any(f" calls {_md_code(s.symbol)} " in r.text for r in relations for s in defs)
     calls = any(graph.callers.get(s.symbol) for s in defs)
@@ -1016,10 +1012,10 @@ def _shows_call(a: Any, b: Any, unique: Callable[[str], bool]) -> bool:
     a method through its owner or its own object (``visibly_calls``: ``x.get(`` is any
     ``get``, not ``SessionStore.get``), a function by its bare name when no other definition
     has that name, or as ``_calls_in_file`` tells within one file."""
-    name = _last(b.symbol)
+    name = last_part(b.symbol)
     if "." in (b.symbol or ""):
         owner = b.symbol.rpartition(".")[0]
-        return visibly_calls(a, b, unique(_last(owner))) or _calls_in_file(a, b)
+        return visibly_calls(a, b, unique(last_part(owner))) or _calls_in_file(a, b)
     return (unique(name) and bare_call(a.text, name)) or _calls_in_file(a, b)
 
 
@@ -1086,7 +1082,7 @@ def _relations(
             for b in defs:
                 if a is b or not b.symbol or not a.symbol or a.symbol == b.symbol:
                     continue  # an overload calling another says nothing new
-                name = _last(b.symbol)
+                name = last_part(b.symbol)
                 if (
                     name in a_calls
                     and f"{a.symbol} calls {b.symbol}" not in seen
@@ -1108,10 +1104,12 @@ def _relations(
             return
         named = 0
         for b in others:
-            name = _last(b.symbol)
-            if named >= MAX_CALLEES or b.kind not in DEFINITION_KINDS or not b.symbol:
+            if named >= MAX_CALLEES:
+                break
+            name = last_part(b.symbol)
+            if b.kind not in DEFINITION_KINDS or not b.symbol:
                 continue
-            if name == _last(a.symbol) or name not in a.calls:
+            if name == last_part(a.symbol) or name not in a.calls:
                 continue
             if f"{a.symbol} calls {b.symbol}" in seen or _external(a, name, graph):
                 continue
@@ -1172,15 +1170,15 @@ def _relations(
             if not b.symbol or b.kind not in DEFINITION_KINDS:
                 continue
             # a name defined more than once: only the callers whose code shows it is B's
-            sure = unique(_last(b.symbol))
+            sure = unique(last_part(b.symbol))
             callers = [
                 c
                 for c in graph.callers.get(b.symbol, [])
                 if (c.path, c.start_line) != (b.path, b.start_line)
                 and c.symbol
                 and c.symbol != b.symbol  # an overload, or recursion
-                and not _external(c, _last(b.symbol), graph)
-                and (sure or visibly_calls(c, b, unique(_last(b.symbol.rpartition(".")[0]))))
+                and not _external(c, last_part(b.symbol), graph)
+                and (sure or visibly_calls(c, b, unique(last_part(b.symbol.rpartition(".")[0]))))
             ]
             # one statement per caller: the windows of a long caller are one definition
             callers = [c for c in callers if f"{c.symbol} calls {b.symbol}" not in seen]
@@ -1324,17 +1322,17 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
     if by_symbol is None:
         return graph
     top = [h for h in hits[:k] if h.symbol]
-    names = {_last(h.symbol) for h in top}
+    names = {last_part(h.symbol) for h in top}
     owners = {h.symbol.rsplit(".", 1)[0] for h in top if h.kind == "method" and "." in h.symbol}
     try:  # owners by their last part: every definition named like one counts
-        rows = by_symbol(sorted(names | {_last(o) for o in owners}), None, 400)
+        rows = by_symbol(sorted(names | {last_part(o) for o in owners}), None, 400)
     except Exception:  # the card is best effort: a store error must not block an answer
         return graph
     only: dict[str, Any] = {}  # a name of the top hits defined once -> that definition
     for _, chunk, _ in rows:
         if chunk.kind not in DEFINITION_KINDS:
             continue
-        last = _last(chunk.symbol)
+        last = last_part(chunk.symbol)
         graph.definitions[last] = graph.definitions.get(last, 0) + 1
         if last in names:
             only[last] = chunk
@@ -1355,7 +1353,7 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
     if callers is not None:
         for h in top:
             try:
-                found = callers(_last(h.symbol), [CODE], CALLER_POOL)
+                found = callers(last_part(h.symbol), [CODE], CALLER_POOL)
             except Exception:
                 continue
             graph.callers[h.symbol] = [

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .datatypes import CODE, CONFIG, TEST, Chunk, Citation, Hit
+from .datatypes import CODE, CONFIG, TEST, Chunk, Citation, Hit, last_part
 from .files import rank_files
 
 if TYPE_CHECKING:
@@ -159,10 +159,6 @@ def request_words(request: str) -> set[str]:
     return names
 
 
-def _last(symbol: str | None) -> str:
-    return (symbol or "").rsplit(".", 1)[-1]
-
-
 def _is_definition(kind: str) -> bool:
     return kind in DEFINITION_KINDS
 
@@ -174,7 +170,7 @@ def _item(c: Any, why: list[str], score: float = 0.0) -> PlanItem:
 def _named(hit: Hit, words: set[str]) -> bool:
     if not (_is_definition(hit.kind) and hit.symbol):
         return False
-    last = _last(hit.symbol).lower()
+    last = last_part(hit.symbol).lower()
     return any(last == w.lower() for w in words)
 
 
@@ -241,12 +237,12 @@ def build_plan(
     shared: dict[str, int] = {}
     owners: dict[str, set[str]] = {}  # target -> the classes that define its last name
     for t in targets:
-        name = _last(t)
+        name = last_part(t)
         rows = graph.by_symbol([name], None, limit=50)
         found = {
             (c.path, c.symbol)
             for _, c, _ in rows
-            if _is_definition(c.kind) and _last(c.symbol) == name
+            if _is_definition(c.kind) and last_part(c.symbol) == name
         }
         shared[t] = len(found)
         owners[t] = {sym.rpartition(".")[0] for _, sym in found if "." in (sym or "")}
@@ -265,7 +261,7 @@ def build_plan(
         hit = next((h for h in code_hits if (h.path, h.start_line) == it_key), None)
         calls = set(hit.calls) if hit is not None else set()
         for t in targets:
-            if t != it.symbol and _last(t) in calls and not own_namesake(it, t):
+            if t != it.symbol and last_part(t) in calls and not own_namesake(it, t):
                 it.why.append(calls_label(t))
 
     # Sort keys: retrieved evidence first (it matched the request), then callers of the
@@ -275,7 +271,7 @@ def build_plan(
     tests: dict[tuple[str, int], PlanItem] = {}
     weight: dict[tuple[str, int], float] = {}
     for rank, t in enumerate(targets):
-        name = _last(t)
+        name = last_part(t)
         for _, c, _ in graph.callers(name, None, limit=CALLER_LOOKUP):
             key = (c.path, c.start_line)
             if c.symbol == t or key in items_by_key or own_namesake(c, t):
@@ -292,7 +288,7 @@ def build_plan(
             if label not in it.why:
                 it.why.append(label)
                 w = 1.0 / (rank + 1)
-                if c.file_class == TEST and name.lower() in _last(c.symbol).lower():
+                if c.file_class == TEST and name.lower() in last_part(c.symbol).lower():
                     w += 1.0  # test_echo_color tests echo by name too
                 weight[key] = weight.get(key, 0.0) + w
     for h in test_hits:  # their own call edges: a target may have too many callers to list
@@ -303,10 +299,10 @@ def build_plan(
         it.why.insert(0, "matches the request")
         for rank, t in enumerate(targets):
             label = calls_label(t, "tests")
-            if _last(t) in h.calls and label not in it.why:
+            if last_part(t) in h.calls and label not in it.why:
                 it.why.append(label)
                 w = 1.0 / (rank + 1)
-                if _last(t).lower() in _last(h.symbol).lower():
+                if last_part(t).lower() in last_part(h.symbol).lower():
                     w += 1.0
                 weight[key] = weight.get(key, 0.0) + w
     for pool in (may_break, tests):

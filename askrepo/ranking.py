@@ -78,7 +78,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST, symbol_matches
+from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
 from .identifiers import split_identifier, stem
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
@@ -1432,10 +1432,10 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
     if pinned <= 0 or pinned >= len(hits) or factor == 1.0:
         return list(hits)
     first = hits[0]
-    callees = set(getattr(first, "calls", None) or ()) - {_last(first.symbol)}
+    callees = set(getattr(first, "calls", None) or ()) - {last_part(first.symbol)}
     tail = [
         rescored(h, h.score * factor)
-        if h.path == first.path or (_last(h.symbol) in callees and h.symbol)
+        if h.path == first.path or (last_part(h.symbol) in callees and h.symbol)
         else h
         for h in hits[pinned:]
     ]
@@ -1445,10 +1445,6 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
         ratio = ceiling * 0.999 / tail[0].score
         tail = [rescored(h, h.score * ratio) for h in tail]
     return list(hits[:pinned]) + tail
-
-
-def _last(symbol: str | None) -> str:
-    return (symbol or "").rsplit(".", 1)[-1]
 
 
 def above(head: Sequence[Any], top: float) -> list[Any]:
