@@ -367,23 +367,11 @@ def _no_index(repo: Path, model: str | None = None) -> NoIndexError:
 
 
 def nothing_to_index(repo: Path) -> str | None:
-    """Why ``askrepo index`` would fail for ``repo`` for want of files, said as the end of a
-    "No index" error; None when it would index some files (``_nothing_to_index``)."""
-    skipped = _nothing_to_index(repo)
-    if skipped is None:
-        return None
-    return (
-        f"no indexable files in it (skipped: {skipped}), so `askrepo index` has nothing to "
-        "index — check the path, .gitignore and .askrepoignore"
-    )
-
-
-def _nothing_to_index(repo: Path) -> str | None:
-    """What the walker skips in ``repo`` ("1 binary, 2 secret"), when it would index no file
-    there; None when it would index some (or the walk fails: the plain hint then). On the
-    no-index error path only; the walk stops at the first file it would index, so a
-    repository that is merely not indexed yet answers at once, and only one with nothing to
-    index is walked to the end."""
+    """Why ``askrepo index`` would fail for ``repo`` for want of files — what the walker skips
+    there ("1 binary, 2 secret") — said as the end of a "No index" error; None when it would
+    index some file (or the walk fails: the plain hint then). On the no-index error path
+    only; the walk stops at the first file it would index, so a repository that is merely
+    not indexed yet answers at once, and only one with nothing to index is walked to the end."""
     from .errors import AskrepoError
     from .ingest import walk
 
@@ -393,7 +381,11 @@ def _nothing_to_index(repo: Path) -> str | None:
         return None
     if walked.files:
         return None
-    return ", ".join(f"{n} {r}" for r, n in walked.skipped.items()) or "none found"
+    skipped = ", ".join(f"{n} {r}" for r, n in walked.skipped.items()) or "none found"
+    return (
+        f"no indexable files in it (skipped: {skipped}), so `askrepo index` has nothing to "
+        "index — check the path, .gitignore and .askrepoignore"
+    )
 
 
 def _run_index(repo: Path, model: str | None = None) -> NoIndexError:
