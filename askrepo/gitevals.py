@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import UsageError, at_least
 
 DEFAULT_N = 200
 MAX_SOURCE_FILES = 3
@@ -189,8 +189,7 @@ def build_set(
     from .history import head_definitions
     from .secrets import redact
 
-    if n < 1:
-        raise UsageError(f"--n must be at least 1 (got {n})")
+    at_least("--n", n, 1)
     top = require_repo(root)
     shas = rev_list(top, scan or max(25 * n, 2_000), since)
     if not shas:

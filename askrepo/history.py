@@ -35,7 +35,7 @@ from typing import Any
 
 from . import config
 from .datatypes import Citation, Hit
-from .errors import IndexIncompatibleError, NoIndexError, UsageError, shell_arg
+from .errors import IndexIncompatibleError, NoIndexError, UsageError, at_least, shell_arg
 
 HISTORY_SCHEMA = 1
 DEFAULT_DEPTH = 5_000
@@ -281,8 +281,7 @@ def index_history(
     root = check_root(root)
     require_repo(root)
     depth = DEFAULT_DEPTH if depth is None else int(depth)
-    if depth < 1:
-        raise UsageError(f"--history-depth must be at least 1 (got {depth})")
+    at_least("--history-depth", depth, 1)
     report = progress or (lambda stage, done, total: None)
     timings: dict[str, float] = {}
     if embedder is not None:
@@ -614,8 +613,7 @@ class HistoryIndex:
 
         if not query or not query.strip():
             raise UsageError("The query is empty — describe the change you are looking for")
-        if k < 1:
-            raise UsageError(f"k must be at least 1 (got {k})")
+        at_least("k", k, 1)
         if mode not in ("dense", "fts", "hybrid"):
             raise UsageError(f"Unknown mode {mode!r} — use dense, fts or hybrid")
         t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import config, ranking
 from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
-from .errors import UsageError, shell_arg
+from .errors import UsageError, at_least, shell_arg
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
     SYMBOL,
@@ -241,8 +241,7 @@ def _validate(query: str, opts: SearchOptions) -> None:
             f"The query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} — "
             "paste the relevant part only"
         )
-    if opts.k < 1:
-        raise UsageError(f"k must be at least 1 (got {opts.k})")
+    at_least("k", opts.k, 1)
     if opts.mode not in MODES:
         raise UsageError(f"Unknown mode {opts.mode!r} — use one of: {', '.join(MODES)}")
 
