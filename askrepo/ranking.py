@@ -44,6 +44,10 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   among the top DELEGATE_POOL that calls a longer candidate below it (``wrapper_callee``)
   has that callee moved just above it: ``launch(url)`` returning ``open_url(url)`` says where
   to look, ``open_url`` is the code that does it (``delegate``).
+* ``namefield``: the full-text list weighs a chunk's name (its symbol's words) as a field of
+  its own, NAME_WEIGHT times its body (BM25F, ``askrepo.lexical``); off, the same engine scores
+  plain BM25 over the whole text (an index without ``askrepo.lexical``'s files uses LanceDB's
+  BM25 either way).
 * ``deepdense``: a natural-language question's dense list is read DENSE_DEPTH times as deep
   in a hybrid search (``list_depth``), like its full-text list (``deepfts``).
 * ``prose``: a pasted report with fenced code is searched a second time by its prose alone,
@@ -84,6 +88,7 @@ from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
 STAGES = (
     "adaptive",
+    "namefield",
     "deepfts",
     "deepdense",
     "prose",

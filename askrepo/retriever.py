@@ -323,6 +323,7 @@ class Retriever:
         w_dense, w_fts, w_mention, w_file, w_defs = ranking.fusion_weights(q, "adaptive" not in off)
         if not hybrid:
             w_dense = w_fts = 1.0
+        name_weight = 0.0 if "namefield" in off else None  # None: askrepo.lexical's default
         chunks: dict[str, Chunk] = {}
         lists: list[list[str]] = []
         weights: list[float] = []
@@ -343,10 +344,10 @@ class Retriever:
         title_ids: list[str] = []
         if opts.mode in ("fts", "hybrid") and q.fts:
             depth = ranking.list_depth(q, n, "fts", "deepfts" not in off)
-            fts_rows = _background(self.store.fts, q.fts, depth, classes)
+            fts_rows = _background(self.store.fts, q.fts, depth, classes, name_weight)
         prose_on = hybrid and "prose" not in off  # a fenced report's prose alone, both sides
         if prose_on and q.prose_fts:
-            prose_rows = _background(self.store.fts, q.prose_fts, n, classes)
+            prose_rows = _background(self.store.fts, q.prose_fts, n, classes, name_weight)
         if opts.mode in ("dense", "hybrid"):
             texts = [q.dense_text] + [t for t in opts.extra_queries if t.strip()]
             prose_at = title_at = -1

@@ -4,6 +4,8 @@ Layout under ``$ASKREPO_HOME/indexes/<repo-name>-<hash>/<model_id>/``::
 
     lance/          LanceDB database: chunks in table ``meta.table``, their vectors in
                     ``meta.vectors_table`` (filled by phase 2 of an index run)
+    lexical_*/      askrepo's full-text index (``askrepo.lexical``) of the committed chunks,
+                    named by ``meta.lexical``; written before meta.json names it
     meta.json       the *committed* state: table name + version, manifest of files, model, versions
     lock            flock()ed by the one index run allowed at a time
 
@@ -175,6 +177,7 @@ class IndexMeta:
     vectors_version: int = 0
     embedded_count: int = 0  # chunks with a vector; < chunk_count while phase 2 is pending
     dirty: list[str] = field(default_factory=list)  # files that differed from HEAD when indexed
+    lexical: str = ""  # directory of the full-text index (askrepo.lexical); "": LanceDB's only
 
     @property
     def fully_embedded(self) -> bool:
@@ -483,6 +486,7 @@ class IndexStore:
         self._vectors_changed = False
         self._stamp = _meta_stamp(path)
         self._docs_only: bool | None = None  # of self._files; None: not computed yet
+        self._lexical: tuple[str, Any] | None = None  # (meta.lexical, its LexicalIndex or None)
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -718,11 +722,24 @@ class IndexStore:
         return self._matrix
 
     def fts(
-        self, query: str, n: int, classes: Iterable[str] | None = None
+        self,
+        query: str,
+        n: int,
+        classes: Iterable[str] | None = None,
+        name_weight: float | None = None,
     ) -> list[tuple[str, Chunk, float]]:
-        """BM25 full-text matches on the code-aware column, best first."""
+        """Full-text matches, best first: BM25F over a chunk's text and name from askrepo's
+        own index (``askrepo.lexical``; ``name_weight`` overrides its NAME_WEIGHT), or, for an
+        index built before it, LanceDB's BM25 on the code-aware column."""
         if n <= 0 or not query.strip() or self._meta.chunk_count == 0:
             return []
+        lex = self._lexical_index()
+        if lex is not None:
+            from . import lexical
+
+            weight = lexical.NAME_WEIGHT if name_weight is None else name_weight
+            found = lex.search(query, n, classes, name_weight=weight)
+            return self._by_ids(found)
         flt = _classes_filter(classes)
         mirror = self._mirror_ready()
         cols = ["id", "_score"] if mirror is not None else _CHUNK_COLUMNS + ["_score"]
@@ -736,6 +753,37 @@ class IndexStore:
         rows = make(self.table).to_list()
         found = [(r["id"], mirror.position.get(r["id"]), float(r["_score"])) for r in rows]
         return [(cid, mirror.chunks[i], sc) for cid, i, sc in found if i is not None]
+
+    def _lexical_index(self) -> Any:
+        """The committed state's full-text index (loaded once; None when it has none or its
+        files cannot be read, and LanceDB's full-text search answers)."""
+        name = self._meta.lexical
+        if not name:
+            return None
+        if self._lexical is None or self._lexical[0] != name:
+            from .lexical import LexicalIndex
+
+            try:
+                self._lexical = (name, LexicalIndex.load(self.path / name))
+            except (OSError, ValueError):
+                self._lexical = (name, None)
+        return self._lexical[1]
+
+    def _by_ids(self, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
+        """(id, chunk, score) for (id, score) pairs, in their order, from the mirror or one
+        LanceDB query; ids the committed table lacks are left out."""
+        if not found:
+            return []
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            at = [(cid, mirror.position.get(cid), sc) for cid, sc in found]
+            return [(cid, mirror.chunks[i], sc) for cid, i, sc in at if i is not None]
+        cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
+        rows = self._run(
+            lambda tbl: tbl.search().where(cond).select(_CHUNK_COLUMNS).limit(len(found))
+        )
+        chunk_of = {cid: c for cid, c, _ in rows}
+        return [(cid, chunk_of[cid], sc) for cid, sc in found if cid in chunk_of]
 
     def where(self, condition: str, limit: int = 50) -> list[tuple[str, Chunk, float]]:
         return self._run(

@@ -357,11 +357,64 @@ class IndexWriter:
             embedded_count=self._embedded(),
             dirty=sorted(dirty),
         )
+        meta.lexical = self._write_lexical(meta.table_version)
         _write_meta(self.path, meta, files)
         self._meta, self._files = meta, files
         if tidy:
             self.tidy()
         return meta
+
+    def _write_lexical(self, table_version: int) -> str:
+        """Build askrepo's full-text index (``askrepo.lexical``) of the table as it is now, in
+        a new directory beside the tables, and return its name (for meta.json). Chunks the
+        previous index already held keep their postings; only new ones are read and
+        tokenized. An unchanged table keeps the previous directory."""
+        from . import lexical
+
+        prev = self.previous_meta
+        old_name = (self._meta.lexical if self._meta else "") or (prev.lexical if prev else "")
+        old_version = (
+            self._meta.table_version if self._meta else (prev.table_version if prev else -1)
+        )
+        previous = None
+        if old_name and not self._new_table:
+            with contextlib.suppress(OSError, ValueError):
+                previous = lexical.LexicalIndex.load(self.path / old_name)
+                if old_version == table_version:
+                    return old_name
+        n = self.count()
+        rows = (
+            self._tbl.search().select(["id", "file_class"]).limit(max(n, 1)).to_arrow()
+            if n
+            else None
+        )
+        ids = rows.column("id").to_pylist() if rows is not None else []
+        classes = rows.column("file_class").to_pylist() if rows is not None else []
+        index = lexical.build(ids, classes, self._lexical_docs, previous)
+        name = f"lexical_{table_version}_{int(time.time() * 1000)}_{os.getpid()}"
+        index.save(self.path / name)
+        return name
+
+    def _lexical_docs(self, ids: Sequence[str]) -> Iterator[Any]:
+        """The full-text documents of these chunks: a few are looked up by id, many are read
+        in one pass over the table, a batch at a time."""
+        from .lexical import Doc
+
+        cols = ["id", "file_class", "fts", "symbol"]
+        if len(ids) <= 2000:
+            batches = []
+            for i in range(0, len(ids), 500):
+                cond = "id IN (" + ", ".join(_sql_str(c) for c in ids[i : i + 500]) + ")"
+                q = self._tbl.search().where(cond).select(cols).limit(500)
+                batches.append(q.to_arrow())
+        else:
+            n = max(self.count(), 1)
+            batches = self._tbl.search().select(cols).limit(n).to_batches(batch_size=2048)
+        want = set(ids)
+        for arr in batches:
+            for row in arr.to_pylist():
+                if row["id"] in want:
+                    yield Doc(row["id"], row["file_class"], row["fts"] or "", row["symbol"])
 
     def commit_vectors(self) -> IndexMeta:
         """Publish the vectors added since the last commit (phase 2); nothing else changes."""
@@ -394,6 +447,20 @@ class IndexWriter:
                 with contextlib.suppress(Exception):
                     self._db.drop_table(old)
         self._drop_stray_tables(keep={self._tbl.name, self._vec.name})
+        self._drop_old_lexical(keep=meta.lexical)
+
+    def _drop_old_lexical(self, keep: str) -> None:
+        """Remove full-text index directories but the current one and the newest other one
+        (a reader that read the previous meta.json may still open it)."""
+        import shutil
+
+        with contextlib.suppress(OSError):
+            dirs = sorted(
+                (p for p in self.path.glob("lexical_*") if p.is_dir() and p.name != keep),
+                key=lambda p: p.stat().st_mtime,
+            )
+            for old in dirs[:-1]:
+                shutil.rmtree(old, ignore_errors=True)
 
     def _drop_stray_tables(self, keep: set[str]) -> None:
         """Remove tables of rebuilds that died before committing."""

@@ -472,7 +472,7 @@ def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, mo
     depths: list[int] = []
     real_fts = retriever.store.fts
 
-    def fts(query, n, classes=None):
+    def fts(query, n, classes=None, name_weight=None):
         depths.append(n)
         return real_fts(query, n, classes)
 
@@ -530,7 +530,7 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
     embedded: list[str] = []
     real_fts, real_embed = retriever.store.fts, retriever.embedder.embed_query
 
-    def fts(query, n, classes=None):
+    def fts(query, n, classes=None, name_weight=None):
         asked.append(query)
         return real_fts(query, n, classes)
 

@@ -1,0 +1,219 @@
+"""askrepo.lexical: BM25F with worked numbers, reuse of postings, files; and the store using it
+on a real LanceDB index (and falling back to LanceDB's full-text search without it)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from askrepo import lexical
+from askrepo.indexer import index_repo
+from askrepo.lexical import Doc, LexicalIndex, analyze, build, name_text
+from askrepo.retriever import Retriever, SearchOptions
+from askrepo.store import META_FILE, open_index
+from tests.fakes import FakeEmbedder
+
+DOCS = [
+    Doc("d0", "code", "alpha beta", None),
+    Doc("d1", "code", "alpha alpha gamma delta", None),
+    Doc("d2", "test", "gamma", "alpha"),
+]
+
+
+def _build(docs, previous=None):
+    return build(
+        [d.id for d in docs],
+        [d.file_class for d in docs],
+        lambda ids: [d for d in docs if d.id in set(ids)],
+        previous,
+    )
+
+
+def test_analyze_and_name_field():
+    terms = analyze("Parse the options_line: ndots, HTTP2")
+    assert terms == ["pars", "option", "lin", "ndot", "http2"]
+    assert analyze("x" * 41 + " ok") == ["ok"]  # a token over 40 characters is not a term
+    assert name_text("Dispatcher.poll_read_head") == (
+        "dispatcher poll read head Dispatcher.poll_read_head"
+    )
+    assert name_text(None) == ""
+
+
+def test_bm25_worked_numbers_without_the_name_field():
+    ix = _build(DOCS)
+    # N = 3; "alpha" is in all three (d2 by its name), so idf = ln(1 + 0.5 / 3.5) = 0.133531.
+    # Body lengths 2, 4, 1 (mean 7/3). d0: tf 1 / (0.25 + 0.75 * 2 / (7/3)) = 1.12;
+    # 0.133531 * 1.12 * 2.2 / (1.2 + 1.12) = 0.141820. d1: 2 / 1.535714 = 1.302326;
+    # 0.133531 * 1.302326 * 2.2 / 2.502326 = 0.152890. d2's body has no "alpha": left out.
+    got = ix.search("alpha", 10, name_weight=0)
+    assert [i for i, _ in got] == ["d1", "d0"]
+    assert got[0][1] == pytest.approx(0.152890, abs=1e-6)
+    assert got[1][1] == pytest.approx(0.141820, abs=1e-6)
+    assert math.log(1 + 0.5 / 3.5) == pytest.approx(0.133531, abs=1e-6)
+
+
+def test_the_name_field_puts_the_chunk_named_by_the_query_first():
+    ix = _build(DOCS)
+    # d2's name field is "alpha alpha" (its words, then the symbol): name lengths 0, 0, 2
+    # (mean 2/3), NAME_B 0.5 → norm 0.5 + 0.5 * 3 = 2.0; tf~ = 10 * 2 / 2.0 = 10;
+    # 0.133531 * 10 * 2.2 / 11.2 = 0.262294.
+    assert name_text("alpha") == "alpha alpha"
+    got = ix.search("alpha", 10, name_weight=10)
+    assert got[0][0] == "d2" and got[0][1] == pytest.approx(0.262294, abs=1e-6)
+    assert [i for i, _ in got[1:]] == ["d1", "d0"]  # the body scores are unchanged
+    # a query term repeated counts once; unknown words add nothing
+    assert ix.search("alpha alpha zeta", 10) == ix.search("alpha", 10)
+
+
+def test_classes_filter_ties_and_limits():
+    ix = _build(DOCS)
+    assert [i for i, _ in ix.search("alpha", 10, classes=["code"])] == ["d1", "d0"]
+    assert ix.search("alpha", 10, classes=["docs"]) == []
+    assert [i for i, _ in ix.search("alpha", 1)] == ["d2"]
+    assert ix.search("", 10) == [] and ix.search("alpha", 0) == []
+    tie = _build([Doc("a", "code", "same words", None), Doc("b", "code", "same words", None)])
+    assert [i for i, _ in tie.search("words", 10)] == ["a", "b"]  # index order on ties
+
+
+def test_reused_postings_equal_a_fresh_build():
+    first = _build(DOCS)
+    later = [DOCS[2], Doc("d3", "code", "delta epsilon alpha", "Epsilon"), DOCS[0]]
+    read: list[str] = []
+
+    def reader(ids):
+        read.extend(ids)
+        return [d for d in later if d.id in set(ids)]
+
+    reused = build([d.id for d in later], [d.file_class for d in later], reader, first)
+    fresh = _build(later)
+    assert read == ["d3"]  # only the new chunk was read and tokenized
+    for name in ("vocab", "offsets", "docs", "tf_body", "tf_name", "len_body", "len_name"):
+        assert np.array_equal(getattr(reused, name), getattr(fresh, name)), name
+    for q in ("alpha", "delta epsilon", "gamma beta"):
+        assert reused.search(q, 10) == fresh.search(q, 10)
+
+
+def test_save_and_load(tmp_path):
+    ix = _build(DOCS)
+    ix.save(tmp_path / "lex")
+    back = LexicalIndex.load(tmp_path / "lex")
+    assert back.search("alpha gamma", 10) == ix.search("alpha gamma", 10)
+    info = json.loads((tmp_path / "lex" / "index.json").read_text())
+    info["format"] = 99
+    (tmp_path / "lex" / "index.json").write_text(json.dumps(info))
+    with pytest.raises(ValueError):
+        LexicalIndex.load(tmp_path / "lex")
+    with pytest.raises(OSError):
+        LexicalIndex.load(tmp_path / "missing")
+    empty = _build([])
+    assert len(empty) == 0 and empty.search("alpha", 5) == []
+
+
+# -- in the index ----------------------------------------------------------------------------
+TABLES = '''def render_table(rows):
+    """Draw rows as a grid."""
+    return "\\n".join(" | ".join(r) for r in rows)
+
+
+def layout_engine(items):
+    # a table is rendered by the table renderer: render each table row, then the table border
+    for table in items:
+        render = table.render()
+        yield render
+'''
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "tables.py").write_text(TABLES)
+    (root / "other.py").write_text("def unrelated():\n    return 42\n")
+    return root
+
+
+def _lexical_dirs(store):
+    return sorted(p.name for p in store.path.glob("lexical_*"))
+
+
+def test_index_writes_the_lexical_index_and_search_reads_it(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    store = open_index(repo)
+    assert store.meta().lexical and (store.path / store.meta().lexical / "index.json").exists()
+    r = Retriever.open(repo, embedder=emb)
+    named = r.search("render table", SearchOptions(k=3, mode="fts"))
+    plain = r.search("render table", SearchOptions(k=3, mode="fts", disabled=("namefield",)))
+    # the body that repeats the words wins plain BM25; the function named by them wins BM25F
+    assert plain.hits[0].symbol == "layout_engine"
+    assert named.hits[0].symbol == "render_table"
+    # a one-shot store (no in-memory mirror) returns the same as a long-lived one
+    mem = open_index(repo)
+    mem._searches = 2
+    assert [c for c, _, _ in mem.fts("render table", 5)] == [
+        c for c, _, _ in open_index(repo).fts("render table", 5)
+    ]
+
+
+def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, monkeypatch):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    first = open_index(repo).meta().lexical
+    index_repo(repo, embedder=emb)  # nothing changed: the same directory
+    assert open_index(repo).meta().lexical == first
+
+    seen: list[str] = []
+    real = lexical.build
+
+    def spy(ids, classes, read, previous=None):
+        def reader(missing):
+            seen.extend(missing)
+            return read(missing)
+
+        return real(ids, classes, reader, previous)
+
+    monkeypatch.setattr(lexical, "build", spy)
+    (repo / "other.py").write_text(
+        "def unrelated():\n    return 43\n\n\ndef table_count():\n    return 1\n"
+    )
+    index_repo(repo, embedder=emb)
+    store = open_index(repo)
+    paths = {ch.path for _, ch, _ in store.where("true", 100)}
+    assert paths == {"tables.py", "other.py"}
+    new_ids = {cid for cid, _, _ in store.where("path = 'other.py'", 100)}
+    assert set(seen) == new_ids  # tables.py's chunks kept their postings
+    assert [
+        h.symbol
+        for h in Retriever.open(repo, embedder=emb)
+        .search("table count", SearchOptions(k=1, mode="fts"))
+        .hits
+    ] == ["table_count"]
+    (repo / "other.py").write_text("def unrelated():\n    return 44\n")
+    index_repo(repo, embedder=emb)
+    assert len(_lexical_dirs(open_index(repo))) <= 2  # the current one and the one before
+
+
+def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    store = open_index(repo)
+    meta_path = store.path / META_FILE
+    raw = json.loads(meta_path.read_text())
+    raw["lexical"] = ""  # as an index built before askrepo.lexical
+    meta_path.write_text(json.dumps(raw))
+    old = open_index(repo)
+    hits = old.fts("render table", 5)
+    assert hits and {c.symbol for _, c, _ in hits} >= {"render_table", "layout_engine"}
+    index_repo(repo, embedder=emb)  # nothing changed, but the run writes the missing index
+    assert open_index(repo).meta().lexical
+
+    # a directory removed under a reader: LanceDB's full-text search answers instead
+    store = open_index(repo)
+    import shutil
+
+    shutil.rmtree(store.path / store.meta().lexical)
+    again = open_index(repo)
+    assert {c.symbol for _, c, _ in again.fts("render table", 5)} >= {"render_table"}
