@@ -408,14 +408,15 @@ def index_repo(
         if embed:
 
             def old_vectors() -> dict[Hashable, Any]:
+                nonlocal old
                 if reuse and w.is_new:  # a rebuild for another chunker version
                     return w.old_vectors(keys_of)
-                return old
+                got, old = old, {}  # the caller drops it before embedding
+                return got
 
             embedded, reused = _embed_pending(
                 w, embedder, enrich, timings, report, piece_limit, old_vectors
             )
-            old = {}
         meta = w._meta
         pieces_missing = bool(piece_limit and _piece_chars(embedder)) and not w.has_pieces
         if changed or embedded:
