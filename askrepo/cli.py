@@ -378,6 +378,7 @@ class _IndexProgress:
             "walk": "walking files",
             "chunk": "files (chunk + full text)",
             "embed": "embedding",
+            "reuse": "vectors reused",
             "fts": "full-text index",
         }
         task = self.tasks.get(stage)
@@ -413,7 +414,10 @@ def _print_index_summary(s: Any) -> None:
     if s.skipped:
         t.add_row("skipped", escape(", ".join(f"{n} {why}" for why, n in s.skipped.items())))
     langs = ", ".join(f"{lang} {n}" for lang, n in list(s.chunks_by_language.items())[:8])
-    t.add_row("chunks", f"{s.chunks_total} ({s.chunks_embedded} embedded this run) — {langs}")
+    run = f"{s.chunks_embedded} embedded"
+    if s.chunks_reused:
+        run += f", {s.chunks_reused} reused (same text)"
+    t.add_row("chunks", f"{s.chunks_total} ({run} this run) — {langs}")
     if s.chunks_with_vectors < s.chunks_total:
         t.add_row(
             "embedded",

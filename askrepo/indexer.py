@@ -1,15 +1,19 @@
 """``askrepo index``: files → chunks → vectors → LanceDB, incrementally and crash-safely.
 
-Only added or changed files (by content hash) are chunked and embedded; chunks of removed or
-changed files are deleted. Two commits make it searchable early: phase 1 (walk, chunk,
-full-text) and phase 2 (vectors, one commit per batch). See ``index_repo``.
+Only added or changed files (by content hash) are chunked; chunks of removed or changed files
+are deleted. Two commits make it searchable early: phase 1 (walk, chunk, full-text) and phase 2
+(vectors, one commit per batch). See ``index_repo``. A new chunk whose embedded texts (its own
+and its pieces') were embedded before, in a replaced chunk of a changed file or of the index a
+chunker upgrade rebuilds, gets those vectors copied instead of computed (``chunks_reused``).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,7 @@ from .datatypes import NON_DEFINITION_KINDS, Chunk, SourceFile
 from .errors import IndexIncompatibleError, UsageError
 
 # progress(stage, done, total): stage is "walk", "chunk", "fts", "phase1" (committed:
-# searchable now) or "embed".
+# searchable now), "reuse" (vectors copied by embedded text) or "embed".
 Progress = Callable[[str, int, int], None]
 
 STORE_BATCH = 2_000  # chunks per table write in phase 1
@@ -40,7 +44,7 @@ class IndexSummary:
     files_removed: int
     skipped: dict[str, int]
     chunks_total: int
-    chunks_embedded: int  # vectors computed this run (phase 2)
+    chunks_embedded: int  # chunks whose vectors were computed this run (phase 2)
     chunks_by_language: dict[str, int]
     redactions: int
     timings_s: dict[str, float]
@@ -52,6 +56,9 @@ class IndexSummary:
     chunks_added: int = 0  # new chunk rows this run (phase 1)
     # the index predates piece vectors (their column is missing): `--rebuild` adds them
     pieces_missing: bool = False
+    # chunks whose vectors were copied this run from a replaced chunk with the same embedded
+    # texts (own and pieces) instead of computed; not counted in chunks_embedded
+    chunks_reused: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,6 +118,18 @@ def piece_texts(chunk: Chunk, enrich: bool, chars: int, limit: int) -> list[str]
         if size >= PIECE_MIN_CHARS:
             out.append(head + "".join(window))
     return out
+
+
+def text_key(text: str) -> bytes:
+    """The key of an embedded text for reusing its vector (a 128-bit hash)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def embedded_keys(chunk: Chunk, enrich: bool, chars: int, limit: int) -> list[bytes]:
+    """Keys of every text embedded for ``chunk``: its own (``embed_text``), then its pieces
+    (``piece_texts``), so that item ``n`` is the key of stored piece ``n``."""
+    texts = [embed_text(chunk, enrich), *piece_texts(chunk, enrich, chars, limit)]
+    return [text_key(t) for t in texts]
 
 
 def fts_text(chunk: Chunk) -> str:
@@ -232,16 +251,32 @@ def index_repo(
 
     with IndexWriter(root, embedder.model_id, model_name, embedder.dim, rebuild=rebuild) as w:
         prev_meta = w.previous_meta
-        if w.rebuild_reason and notify is not None:
-            notify(f"{w.rebuild_reason} — re-chunking and re-embedding every file")
+        # the index whose vectors may be copied: this one, or the one a chunker upgrade rebuilds
+        source = w.reuse_meta
         if enrich is None:
             enrich = config.enrich_setting()
         if enrich is None:
-            enrich = prev_meta.enrich if prev_meta is not None else config.enrich()
+            enrich = source.enrich if source is not None else config.enrich()
         if prev_meta is not None:
             why = style_conflict(prev_meta, enrich, contextual is not None)
             if why:
                 raise IndexIncompatibleError(why)
+        reuse = (
+            embed
+            and source is not None
+            and source.dim == embedder.dim
+            and style_conflict(source, enrich, contextual is not None) is None
+        )
+        if w.rebuild_reason and notify is not None:
+            how = (
+                "re-chunking every file, reusing the vectors of unchanged text"
+                if reuse
+                else "re-chunking and re-embedding every file"
+            )
+            notify(f"{w.rebuild_reason} — {how}")
+        keys_of = functools.partial(
+            embedded_keys, enrich=enrich, chars=_piece_chars(embedder), limit=piece_limit
+        )
 
         t = time.perf_counter()
         report("walk", 0, 0)
@@ -284,6 +319,13 @@ def index_repo(
         todo, removed = plan(previous, current)
         unchanged = len(current) - len(todo)
         timings["chunk"] = timings["store"] = timings["embed"] = 0.0
+        old: dict[Hashable, Any] = {}
+        if reuse and not w.is_new:
+            # the vectors of the rows this run replaces, read before they are deleted (a crash
+            # after phase 1 loses them: the next run embeds those chunks)
+            t = time.perf_counter()
+            old = w.old_vectors(keys_of, [f.path for f in todo if f.path in previous] + removed)
+            timings["reuse"] = time.perf_counter() - t
         redactions = 0
         added = 0
         unreadable: list[str] = []
@@ -362,9 +404,19 @@ def index_repo(
         report("phase1", meta.chunk_count, meta.chunk_count)
 
         # -- phase 2: vectors, committed batch by batch ---------------------------------------
-        embedded = 0
+        embedded = reused = 0
         if embed:
-            embedded = _embed_pending(w, embedder, enrich, timings, report, piece_limit)
+
+            def old_vectors() -> dict[Hashable, Any]:
+                nonlocal old
+                if reuse and w.is_new:  # a rebuild for another chunker version
+                    return w.old_vectors(keys_of)
+                got, old = old, {}  # the caller drops it before embedding
+                return got
+
+            embedded, reused = _embed_pending(
+                w, embedder, enrich, timings, report, piece_limit, old_vectors
+            )
         meta = w._meta
         pieces_missing = bool(piece_limit and _piece_chars(embedder)) and not w.has_pieces
         if changed or embedded:
@@ -395,6 +447,7 @@ def index_repo(
         pieces_missing=pieces_missing,
         chunks_with_vectors=meta.embedded_count,
         chunks_added=added,
+        chunks_reused=reused,
     )
 
 
@@ -416,19 +469,34 @@ def _embed_pending(
     timings: dict[str, float],
     report: Progress,
     piece_limit: int,
-) -> int:
+    old_vectors: Callable[[], dict[Hashable, Any]] = dict,
+) -> tuple[int, int]:
+    """Give every chunk without a vector its vectors: copied from ``old_vectors()`` (text key →
+    vector, read only if something is pending) when all its texts are there, else embedded.
+    Returns (chunks embedded, chunks whose vectors were copied)."""
     pending = w.pending()
     if not pending:
-        return 0
-    if isinstance(embedder, _LazyEmbedder):
-        embedder.load()
+        return 0, 0
     texts = [embed_text(c, enrich) for c in pending]
     chars = _piece_chars(embedder) if w.has_pieces else 0  # none for an index without the column
     pieces = [piece_texts(c, enrich, chars, piece_limit) for c in pending]
-    total = len(pending)
+    t0 = time.perf_counter()
+    old = old_vectors()
+    reused = _copy_vectors(w, pending, texts, pieces, old, report) if old else []
+    del old
+    if reused:
+        timings["reuse"] = timings.get("reuse", 0.0) + time.perf_counter() - t0
+    copied = set(reused)
+    todo = [i for i in range(len(pending)) if i not in copied]
+    if not todo:
+        return 0, len(reused)
+    if isinstance(embedder, _LazyEmbedder):
+        embedder.load()
+    total = len(todo)
     done = 0
     report("embed", 0, total)
-    for idx in embed_batches(texts, EMBED_BATCH):
+    for batch_idx in embed_batches([texts[i] for i in todo], EMBED_BATCH):
+        idx = [todo[j] for j in batch_idx]
         # a chunk's pieces go in the same append as its own vector (one commit per batch)
         piece_of = [j for j, i in enumerate(idx) for _ in pieces[i]]
         batch = [texts[i] for i in idx] + [p for i in idx for p in pieces[i]]
@@ -441,7 +509,31 @@ def _embed_pending(
         timings["store"] += time.perf_counter() - t0
         done += len(idx)
         report("embed", done, total)
-    return done
+    return done, len(reused)
+
+
+def _copy_vectors(
+    w: Any,
+    pending: list[Chunk],
+    texts: list[str],
+    pieces: list[list[str]],
+    old: dict[Hashable, Any],
+    report: Progress,
+) -> list[int]:
+    """Store the vectors of the pending chunks whose own and piece texts all have one in
+    ``old`` (copied, committed every STORE_BATCH chunks). Returns their positions."""
+    keys = [[text_key(t) for t in (texts[i], *pieces[i])] for i in range(len(pending))]
+    found = [i for i, ks in enumerate(keys) if all(k in old for k in ks)]
+    report("reuse", 0, len(found))
+    for s in range(0, len(found), STORE_BATCH):
+        idx = found[s : s + STORE_BATCH]
+        piece_of = [j for j, i in enumerate(idx) for _ in pieces[i]]
+        own = [old[keys[i][0]] for i in idx]
+        more = [old[k] for i in idx for k in keys[i][1:]]
+        w.add_vectors([pending[i] for i in idx], own, piece_of, more or None)
+        w.commit_vectors()
+        report("reuse", s + len(idx), len(found))
+    return found
 
 
 def _piece_chars(embedder: Any) -> int:

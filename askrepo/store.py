@@ -48,6 +48,12 @@ if TYPE_CHECKING:
 # (``indexer.piece_texts``); dense search relies on the bound.
 MAX_PIECES = 3
 SCHEMA_VERSION = 2  # 2: vectors in their own table (two-phase indexing)
+# What ``indexer.embed_text`` and ``indexer.piece_texts`` make of a chunk. A vectors table is
+# stamped with it (schema metadata; a table without the stamp holds version 1), and vectors are
+# reused by their embedded text only from a table with the current version
+# (``IndexWriter.old_vectors``). Bump it, with CHUNKER_VERSION, when the same chunk would be
+# embedded as another string: the rebuild then re-embeds everything.
+EMBED_TEXT_VERSION = "1"
 META_FILE = "meta.json"
 # Old table versions stay readable this long after a newer commit (for searches in flight).
 KEEP_OLD_VERSIONS = _dt.timedelta(minutes=10)

@@ -11,6 +11,12 @@ column: they are read and updated without pieces. Phase 1 of a run writes the ch
 commits: the index is searchable (full-text, symbols, grep) from then on. Phase 2 appends
 vectors in batches and commits after each one, so a killed run loses at most one batch and
 the next run embeds only the chunks that still have no vector (``pending``).
+
+A vector depends only on the string that was embedded, so phase 2 can copy a vector instead
+of computing it when that string was embedded before: ``old_vectors`` reads the stored vectors
+of the rows a run replaces (a changed file's old chunks, or every chunk of the index a
+chunker upgrade rebuilds) keyed by their embedded text, which the caller recomputes from the
+stored chunk.
 """
 
 from __future__ import annotations
@@ -20,13 +26,15 @@ import datetime as _dt
 import errno
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .datatypes import Chunk, SourceFile
 from .errors import IndexIncompatibleError, IndexLockedError
 from .store import (
+    _CHUNK_COLUMNS,
+    EMBED_TEXT_VERSION,
     KEEP_OLD_VERSIONS,
     META_FILE,
     SCHEMA_VERSION,
@@ -35,11 +43,15 @@ from .store import (
     _has_pieces,
     _lancedb,
     _read_meta,
+    _rows_to_chunks,
     _sql_str,
     _write_meta,
     chunk_id,
     index_dir,
 )
+
+# Schema metadata of a vectors table: the EMBED_TEXT_VERSION its vectors were made with.
+_EMBED_TEXT_KEY = b"askrepo.embed_text"
 
 
 class _Lock:
@@ -99,6 +111,7 @@ class IndexWriter:
         self._vec = None
         self._new_table = False
         self._old_tables: list[str] = []
+        self._replaced: IndexMeta | None = None  # the index a version-forced rebuild replaces
         self._meta: IndexMeta | None = None
         self._files: dict[str, SourceFile] = {}
 
@@ -117,15 +130,20 @@ class IndexWriter:
     def _open(self) -> None:
         lancedb = _lancedb()
         self.path.mkdir(parents=True, exist_ok=True)
-        meta = None
+        meta = read = None
         if (self.path / META_FILE).exists():
             try:
                 meta, files = _read_meta(self.path)
+                read = meta
                 _check_compatible(meta, self.path)
                 self.previous_meta, self.previous = meta, files
             except IndexIncompatibleError as exc:
                 self.rebuild_reason = exc.reason  # not the fix: this run is the rebuild
                 meta = None
+        if read is not None and meta is None and not self.rebuild:
+            # another chunker version, same store layout: its tables may still be read
+            if read.schema_version == SCHEMA_VERSION and read.vectors_table:
+                self._replaced = read
         self._db = lancedb.connect(str(self.path / "lance"))
         if meta is not None and not self.rebuild and not self.rebuild_reason:
             try:
@@ -175,7 +193,8 @@ class IndexWriter:
                 pa.field("file_class", pa.string()),
                 pa.field("piece", pa.int16()),
                 pa.field("vector", pa.list_(pa.float32(), self.dim)),
-            ]
+            ],
+            metadata={_EMBED_TEXT_KEY: EMBED_TEXT_VERSION.encode()},
         )
         stamp = f"{int(time.time() * 1000)}_{os.getpid()}"
         return (
@@ -186,9 +205,7 @@ class IndexWriter:
     # -- changes ------------------------------------------------------------------------------
     def delete_paths(self, paths: Iterable[str]) -> None:
         """Remove every chunk (and vector) of these files (applied in batches)."""
-        batch = sorted(set(paths))
-        for i in range(0, len(batch), 200):
-            cond = "path IN (" + ", ".join(_sql_str(p) for p in batch[i : i + 200]) + ")"
+        for cond in _path_conditions(paths):
             self._tbl.delete(cond)
             self._vec.delete(cond)
 
@@ -262,10 +279,50 @@ class IndexWriter:
         arrays = [cols[name] for name in schema.names]
         self._vec.add(pa.Table.from_arrays(arrays, schema=schema))
 
+    @property
+    def reuse_meta(self) -> IndexMeta | None:
+        """The committed index whose vectors this run may copy (``old_vectors``): the open one,
+        or the one a rebuild for another chunker version replaces. None for a first index, an
+        explicit ``--rebuild``, or an index that is damaged or of another store schema."""
+        return self._replaced if self._new_table else self.previous_meta
+
+    def old_vectors(
+        self,
+        keys_of: Callable[[Chunk], Sequence[Hashable]],
+        paths: Sequence[str] | None = None,
+    ) -> dict[Hashable, Any]:
+        """Stored vectors (numpy rows) by the key of the text they were made from:
+        ``keys_of(chunk)[n]`` is the key of piece ``n`` (0: the chunk's own text).
+
+        ``paths``: the chunks of these files in the open index (call it before
+        ``delete_paths``); None: every chunk of the index a version-forced rebuild replaces.
+        Empty when there is no such index (``reuse_meta``), its vectors were made from another
+        ``EMBED_TEXT_VERSION``, or its tables cannot be read: those chunks are embedded again.
+        """
+        try:
+            if paths is not None and not self._new_table:
+                tbl, vec = self._tbl, self._vec
+            elif paths is None and self._new_table and self._replaced is not None:
+                old = self._replaced
+                tbl = self._db.open_table(old.table)
+                tbl.checkout(old.table_version)
+                vec = self._db.open_table(old.vectors_table)
+                vec.checkout(old.vectors_version)
+            else:
+                return {}
+            stamp = (vec.schema.metadata or {}).get(_EMBED_TEXT_KEY, b"1").decode()
+            if stamp != EMBED_TEXT_VERSION:
+                return {}
+            conds = [None] if paths is None else list(_path_conditions(paths))
+            out: dict[Hashable, Any] = {}
+            for cond in conds:
+                out.update(_stored_vectors(tbl, vec, cond, keys_of, self.dim))
+            return out
+        except Exception:  # unreadable: nothing to reuse, everything is embedded
+            return {}
+
     def pending(self) -> list[Chunk]:
         """Chunks that have no vector yet, in table order."""
-        from .store import _CHUNK_COLUMNS, _rows_to_chunks
-
         have = set(self._ids(self._vec))
         n = self._tbl.count_rows()
         if n == 0 or len(have) >= n and set(self._ids(self._tbl)) <= have:
@@ -474,3 +531,48 @@ class IndexWriter:
         res = lister()
         names = getattr(res, "tables", res)
         yield from names
+
+
+def _path_conditions(paths: Iterable[str], size: int = 200) -> Iterator[str]:
+    """``path IN (...)`` filters covering ``paths``, ``size`` paths each."""
+    batch = sorted(set(paths))
+    for i in range(0, len(batch), size):
+        yield "path IN (" + ", ".join(_sql_str(p) for p in batch[i : i + size]) + ")"
+
+
+def _stored_vectors(
+    tbl: Any, vec: Any, cond: str | None, keys_of: Callable[[Chunk], Sequence[Hashable]], dim: int
+) -> dict[Hashable, Any]:
+    """``old_vectors`` for the rows matching ``cond`` (None: all rows)."""
+    import numpy as np
+
+    n = vec.count_rows(cond)
+    if not n:
+        return {}
+    pieces = _has_pieces(vec)
+    q = vec.search()
+    varr = (q.where(cond) if cond else q).select(
+        ["id", "piece", "vector"] if pieces else ["id", "vector"]
+    )
+    varr = varr.limit(n).to_arrow()
+    mat = np.array(varr.column("vector").combine_chunks().values, dtype=np.float32)
+    mat = mat.reshape(len(varr), dim)
+    numbers = varr.column("piece").to_pylist() if pieces else [0] * len(varr)
+    rows: dict[str, dict[int, int]] = {}
+    for j, (cid, number) in enumerate(zip(varr.column("id").to_pylist(), numbers, strict=True)):
+        rows.setdefault(cid, {})[int(number)] = j
+    del varr
+    q = tbl.search()
+    arr = (q.where(cond) if cond else q).select(_CHUNK_COLUMNS)
+    arr = arr.limit(max(tbl.count_rows(cond), 1)).to_arrow()
+    out: dict[Hashable, Any] = {}
+    for start in range(0, len(arr), 2_000):
+        for cid, chunk, _ in _rows_to_chunks(arr.slice(start, 2_000).to_pylist()):
+            stored = rows.get(cid)
+            if not stored:
+                continue
+            keys = keys_of(chunk)
+            for number, j in stored.items():
+                if number < len(keys):
+                    out[keys[number]] = mat[j]
+    return out

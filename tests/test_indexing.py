@@ -169,7 +169,7 @@ def test_an_index_from_an_older_chunker_is_refused_then_rebuilt_by_a_plain_index
 
     proc = run_cli("index", str(repo), timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "re-chunking and re-embedding every file" in proc.stderr
+    assert "re-chunking every file, reusing the vectors of unchanged text" in proc.stderr
     assert "chunker version 3" in proc.stdout  # the summary's `rebuilt` row
     store = open_index(repo)
     assert store.meta().chunker_version == CHUNKER_VERSION

@@ -348,9 +348,10 @@ def test_index_from_an_older_chunker_is_rebuilt_with_the_reason(repo):
     notes: list[str] = []
     s = index_repo(repo, embedder=emb, notify=notes.append)  # ... and the next index run does it
     assert s.rebuilt and "chunker version 0" in s.rebuilt and "--rebuild" not in s.rebuilt
-    assert s.chunks_embedded == s.chunks_total == meta["chunk_count"]
+    # same chunks, same embedded texts: every vector is copied from the old tables
+    assert s.chunks_reused == s.chunks_total == meta["chunk_count"] and s.chunks_embedded == 0
     assert s.files_indexed == s.files_total == len(meta["files"])  # every file re-chunked
-    assert notes == [f"{s.rebuilt} — re-chunking and re-embedding every file"]
+    assert notes == [f"{s.rebuilt} — re-chunking every file, reusing the vectors of unchanged text"]
     assert open_index(repo).meta().chunker_version == CHUNKER_VERSION
     notes.clear()
     assert index_repo(repo, embedder=emb, notify=notes.append).rebuilt is None and notes == []
@@ -362,4 +363,5 @@ def test_index_from_an_older_chunker_is_rebuilt_with_the_reason(repo):
         open_index(repo)
     s = index_repo(repo, embedder=emb)  # an index run rebuilds it all the same
     assert s.rebuilt and "schema 1" in s.rebuilt and "--rebuild" not in s.rebuilt
+    assert s.chunks_reused == 0 and s.chunks_embedded == s.chunks_total  # other layout: no reuse
     assert open_index(repo).meta().schema_version != 1
