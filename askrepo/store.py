@@ -193,12 +193,16 @@ class IndexMeta:
         return asdict(self)
 
 
+_META_FIELDS = frozenset(IndexMeta.__dataclass_fields__)
+
+
 def _read_meta(path: Path) -> tuple[IndexMeta, dict[str, SourceFile]]:
     try:
         # surrogateescape: a repo path that is not valid UTF-8 round-trips byte for byte
         raw = json.loads((path / META_FILE).read_text("utf-8", errors="surrogateescape"))
         files = {p: SourceFile(path=p, **f) for p, f in raw.pop("files").items()}
-        meta = IndexMeta(**raw)
+        # a field a newer askrepo added is left out, not taken for damage
+        meta = IndexMeta(**{k: v for k, v in raw.items() if k in _META_FIELDS})
     except FileNotFoundError:
         raise
     except (OSError, ValueError, TypeError, KeyError) as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,9 +78,20 @@ def main() -> None:
         subprocess.run(["tar", "x", "-C", old], input=archive, check=True)
         results: dict[str, list[dict[str, float]]] = {args.ref: [], "working tree": []}
         env = dict(os.environ)
+        # The older code gets a copy of the index whose meta.json lacks the fields it does not
+        # know (before session 20 an unknown field read as a damaged index): `lexical`, so it
+        # searches with LanceDB's full text as it did.
+        ref_home = Path(old) / "home"
+        shutil.copytree(os.environ["ASKREPO_HOME"], ref_home)
+        for meta_file in ref_home.glob("indexes/*/*/meta.json"):
+            raw = json.loads(meta_file.read_text("utf-8"))
+            raw.pop("lexical", None)
+            meta_file.write_text(json.dumps(raw), "utf-8")
+        homes = {args.ref: str(ref_home), "working tree": os.environ["ASKREPO_HOME"]}
         for _ in range(args.rounds):
             for name, path in ((args.ref, old), ("working tree", str(ROOT))):
                 env["PYTHONPATH"] = path
+                env["ASKREPO_HOME"] = homes[name]
                 out = subprocess.run(
                     [sys.executable, "-c", WORKER, str(corpus), json.dumps(queries)],
                     check=True,
