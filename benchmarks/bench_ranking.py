@@ -78,12 +78,13 @@ def main() -> None:
         subprocess.run(["tar", "x", "-C", old], input=archive, check=True)
         results: dict[str, list[dict[str, float]]] = {args.ref: [], "working tree": []}
         env = dict(os.environ)
-        # The older code gets a copy of the index whose meta.json lacks the fields it does not
-        # know (before session 20 an unknown field read as a damaged index): `lexical`, so it
-        # searches with LanceDB's full text as it did.
+        # Older code that does not know the `lexical` field of meta.json (before session 20,
+        # an unknown field read as a damaged index) gets a copy of the index without it, so
+        # it searches with LanceDB's full text as it did.
         ref_home = Path(old) / "home"
         shutil.copytree(os.environ["ASKREPO_HOME"], ref_home)
-        for meta_file in ref_home.glob("indexes/*/*/meta.json"):
+        knows = "lexical:" in (Path(old) / "askrepo" / "store.py").read_text("utf-8")
+        for meta_file in [] if knows else ref_home.glob("indexes/*/*/meta.json"):
             raw = json.loads(meta_file.read_text("utf-8"))
             raw.pop("lexical", None)
             meta_file.write_text(json.dumps(raw), "utf-8")
