@@ -46,6 +46,12 @@ def status_cmd(
         else " — search uses full text for the rest; run `askrepo index` to finish"
     )
     t.add_row("embedded", f"{st.embedded:,} / {st.chunk_count:,} chunks{done}")
+    if st.full_text == "lancedb":
+        t.add_row(
+            "full text",
+            "LanceDB's BM25 (index built by an older askrepo) — run `askrepo index` to build "
+            "askrepo's own (a symbol's name weighs more; faster)",
+        )
     if f.stale:
         names = escape(", ".join(f.changed[:5]) + (" …" if len(f.changed) > 5 else ""))
         t.add_row(

@@ -47,6 +47,7 @@ class IndexStatus:
     embedded: int
     freshness: Freshness
     skipped: dict[str, int] = field(default_factory=dict)
+    full_text: str = "askrepo"  # "lancedb": built before askrepo's own; `askrepo index` adds it
 
     @property
     def fully_embedded(self) -> bool:
@@ -80,6 +81,7 @@ def status(store: Any) -> IndexStatus:
         embedded=done,
         freshness=check_store(store),
         skipped=dict(meta.skipped),
+        full_text=getattr(store, "full_text", "askrepo"),
     )
 
 

@@ -764,6 +764,12 @@ class IndexStore:
         found = [(r["id"], mirror.position.get(r["id"]), float(r["_score"])) for r in rows]
         return [(cid, mirror.chunks[i], sc) for cid, i, sc in found if i is not None]
 
+    @property
+    def full_text(self) -> str:
+        """Which full-text engine answers: ``"askrepo"`` (``askrepo.lexical``'s BM25F) or
+        ``"lancedb"`` (an index built before it, or its files unreadable)."""
+        return "askrepo" if self._lexical_index() is not None else "lancedb"
+
     def _lexical_index(self) -> Any:
         """The committed state's full-text index (loaded once; None when it has none or its
         files cannot be read, and LanceDB's full-text search answers)."""

@@ -12,6 +12,7 @@ import pytest
 from askrepo import lexical
 from askrepo.indexer import index_repo
 from askrepo.lexical import Doc, LexicalIndex, analyze, build, name_text
+from askrepo.refresh import status
 from askrepo.retriever import Retriever, SearchOptions
 from askrepo.store import META_FILE, open_index
 from tests.fakes import FakeEmbedder
@@ -207,8 +208,11 @@ def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo
     old = open_index(repo)
     hits = old.fts("render table", 5)
     assert hits and {c.symbol for _, c, _ in hits} >= {"render_table", "layout_engine"}
+    assert old.full_text == "lancedb" and status(old).full_text == "lancedb"
+    assert "lancedb" == status(old).to_dict()["full_text"]
     index_repo(repo, embedder=emb)  # nothing changed, but the run writes the missing index
     assert open_index(repo).meta().lexical
+    assert status(open_index(repo)).full_text == "askrepo"
 
     # a directory removed under a reader: LanceDB's full-text search answers instead
     store = open_index(repo)
