@@ -773,17 +773,25 @@ class IndexStore:
     def _lexical_index(self) -> Any:
         """The committed state's full-text index (loaded once; None when it has none or its
         files cannot be read, and LanceDB's full-text search answers)."""
-        name = self._meta.lexical
-        if not name:
-            return None
-        if self._lexical is None or self._lexical[0] != name:
-            from .lexical import LexicalIndex
+        from .lexical import LexicalIndex
 
+        for _ in range(2):
+            name = self._meta.lexical
+            if not name:
+                return None
+            if self._lexical is not None and self._lexical[0] == name:
+                return self._lexical[1]
             try:
                 self._lexical = (name, LexicalIndex.load(self.path / name))
+                return self._lexical[1]
             except (OSError, ValueError):
                 self._lexical = (name, None)
-        return self._lexical[1]
+                # an index run may have committed a newer state and retired this directory:
+                # read meta.json again once before falling back to LanceDB's full text
+                self.refresh()
+                if self._meta.lexical == name:
+                    break
+        return None
 
     def _by_ids(self, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
         """(id, chunk, score) for (id, score) pairs, in their order, from the mirror or one

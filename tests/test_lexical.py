@@ -221,3 +221,17 @@ def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo
     shutil.rmtree(store.path / store.meta().lexical)
     again = open_index(repo)
     assert {c.symbol for _, c, _ in again.fts("render table", 5)} >= {"render_table"}
+
+
+def test_a_reader_whose_directory_was_retired_reads_meta_again(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    reader = open_index(repo)  # holds this meta.json, has not loaded the full-text files yet
+    held = reader.meta().lexical
+    (repo / "other.py").write_text("def unrelated():\n    return 7\n")
+    index_repo(repo, embedder=emb)
+    import shutil
+
+    shutil.rmtree(reader.path / held)  # what a later run's tidy does to an old directory
+    assert reader.full_text == "askrepo"  # it moved to the new state's files
+    assert reader.meta().lexical != held
