@@ -504,20 +504,19 @@ class IndexWriter:
                 with contextlib.suppress(Exception):
                     self._db.drop_table(old)
         self._drop_stray_tables(keep={self._tbl.name, self._vec.name})
-        self._drop_old_lexical(keep=meta.lexical)
+        before = self.previous_meta.lexical if self.previous_meta else ""
+        self._drop_old_lexical(keep={meta.lexical, before})
 
-    def _drop_old_lexical(self, keep: str) -> None:
-        """Remove full-text index directories but the current one and the newest other one
-        (a reader that read the previous meta.json may still open it)."""
+    def _drop_old_lexical(self, keep: set[str]) -> None:
+        """Remove full-text index directories but the current one and the one the previous
+        commit named (a reader that read the previous meta.json may still open it); stray
+        directories of runs that died before committing go too."""
         import shutil
 
         with contextlib.suppress(OSError):
-            dirs = sorted(
-                (p for p in self.path.glob("lexical_*") if p.is_dir() and p.name != keep),
-                key=lambda p: p.stat().st_mtime,
-            )
-            for old in dirs[:-1]:
-                shutil.rmtree(old, ignore_errors=True)
+            for old in self.path.glob("lexical_*"):
+                if old.name not in keep and old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
 
     def _drop_stray_tables(self, keep: set[str]) -> None:
         """Remove tables of rebuilds that died before committing."""

@@ -192,9 +192,14 @@ def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, mo
         .search("table count", SearchOptions(k=1, mode="fts"))
         .hits
     ] == ["table_count"]
+    before = open_index(repo).meta().lexical
+    stray = open_index(repo).path / "lexical_0_1_1"  # a run killed before its commit
+    stray.mkdir()
     (repo / "other.py").write_text("def unrelated():\n    return 44\n")
     index_repo(repo, embedder=emb)
-    assert len(_lexical_dirs(open_index(repo))) <= 2  # the current one and the one before
+    now = open_index(repo).meta().lexical
+    # the current one and the one the previous meta.json named; the stray one is gone
+    assert _lexical_dirs(open_index(repo)) == sorted({now, before})
 
 
 def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo):
