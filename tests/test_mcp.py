@@ -132,6 +132,7 @@ def test_mcp_round_trip(tmp_path):
                 st = await s.ok("index_status", repo="shop")
                 assert st["repo"] == str(shop.resolve()) and st["commit"] == head
                 assert st["chunk_count"] > 0 and st["worktree_changed"] is False
+                assert st["full_text"] == "askrepo"  # a fresh index has askrepo's full text
                 both = await s.ok("index_status")  # two repos: one status each
                 assert [r["repo"] for r in both["repos"]] == [str(shop.resolve()), str(click)]
                 assert await s.ok("index_status", repo="") == both  # "" is left out, as elsewhere
