@@ -250,31 +250,7 @@ def build(
 
     missing = [cid for cid in ids if cid not in old_pos]
     if missing:
-        terms_l: list[int] = []
-        docs_l: list[int] = []
-        tfb_l: list[int] = []
-        tfn_l: list[int] = []
-        for doc in read(missing):
-            i = position.get(doc.id)
-            if i is None:
-                continue
-            body = Counter(analyze(doc.body))
-            name = Counter(analyze(name_text(doc.symbol)))
-            len_body[i] = sum(body.values())
-            len_name[i] = sum(name.values())
-            for term in body.keys() | name.keys():
-                terms_l.append(vocab.setdefault(term, len(vocab)))
-                docs_l.append(i)
-                tfb_l.append(body.get(term, 0))
-                tfn_l.append(name.get(term, 0))
-        parts.append(
-            (
-                np.array(terms_l, dtype=np.int64),
-                np.array(docs_l, dtype=np.int64),
-                np.array(tfb_l, dtype=np.float32),
-                np.array(tfn_l, dtype=np.float32),
-            )
-        )
+        parts.append(_tokenize(read(missing), position, vocab, len_body, len_name))
 
     words = sorted(vocab)
     order_of = np.empty(len(vocab), dtype=np.int64)
@@ -303,3 +279,57 @@ def build(
         "classes": classes,
     }
     return LexicalIndex(ids, arrays, class_names)
+
+
+def _tokenize(
+    docs: Iterable[Doc],
+    position: dict[str, int],
+    vocab: dict[str, int],
+    len_body: Any,
+    len_name: Any,
+) -> tuple[Any, Any, Any, Any]:
+    """Postings (term ids in ``vocab``, chunk positions, body and name frequencies) of ``docs``;
+    fills their field lengths. Tokens are counted per chunk in C (``Counter``) and mapped to
+    terms once per distinct token; (term, chunk) pairs that several tokens map to ("parse",
+    "parses") are summed with numpy."""
+    import numpy as np
+
+    token_id: dict[str, int] = {}
+    tok_l: list[int] = []
+    doc_l: list[int] = []
+    tf_l: list[int] = []
+    field_l: list[int] = []  # 0 body, 1 name
+    for doc in docs:
+        i = position.get(doc.id)
+        if i is None:
+            continue
+        for field, text in ((0, doc.body), (1, name_text(doc.symbol))):
+            counts = Counter(_TOKEN.findall(text.lower()))
+            tok_l.extend(token_id.setdefault(t, len(token_id)) for t in counts)
+            tf_l.extend(counts.values())
+            doc_l.extend([i] * len(counts))
+            field_l.extend([field] * len(counts))
+    term_of_token = np.full(len(token_id), -1, dtype=np.int64)
+    for tok, k in token_id.items():
+        term = _term(tok)
+        if term is not None:
+            term_of_token[k] = vocab.setdefault(term, len(vocab))
+    terms = term_of_token[np.array(tok_l, dtype=np.int64)]
+    docs_a = np.array(doc_l, dtype=np.int64)
+    tf = np.array(tf_l, dtype=np.float32)
+    is_name = np.array(field_l, dtype=bool)
+    keep = terms >= 0
+    terms, docs_a, tf, is_name = terms[keep], docs_a[keep], tf[keep], is_name[keep]
+    np.add.at(len_body, docs_a[~is_name], tf[~is_name])
+    np.add.at(len_name, docs_a[is_name], tf[is_name])
+    if len(terms) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+    order = np.lexsort((docs_a, terms))
+    terms, docs_a, tf, is_name = terms[order], docs_a[order], tf[order], is_name[order]
+    starts = np.flatnonzero(
+        np.concatenate(([True], (terms[1:] != terms[:-1]) | (docs_a[1:] != docs_a[:-1])))
+    )
+    tfb = np.add.reduceat(np.where(is_name, 0, tf).astype(np.float32), starts)
+    tfn = np.add.reduceat(np.where(is_name, tf, 0).astype(np.float32), starts)
+    return terms[starts], docs_a[starts], tfb, tfn

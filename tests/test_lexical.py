@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -41,6 +42,19 @@ def test_analyze_and_name_field():
         "dispatcher poll read head Dispatcher.poll_read_head"
     )
     assert name_text(None) == ""
+
+
+def test_postings_count_terms_as_analyze_does():
+    # "parse", "parses" and "Parsing" are one term; "the" is a stop word; the name counts apart
+    doc = Doc("x", "code", "parse parses Parsing the_x option", "parse_option")
+    ix = _build([doc])
+    got = {}
+    for t, word in enumerate(ix.vocab):
+        lo, hi = ix.offsets[t], ix.offsets[t + 1]
+        got[word.decode()] = (float(ix.tf_body[lo]), float(ix.tf_name[lo])) if hi > lo else None
+    body, name = Counter(analyze(doc.body)), Counter(analyze(name_text(doc.symbol)))
+    assert got == {t: (float(body[t]), float(name[t])) for t in body.keys() | name.keys()}
+    assert got["pars"] == (3.0, 2.0) and float(ix.len_body[0]) == sum(body.values()) == 5
 
 
 def test_bm25_worked_numbers_without_the_name_field():
