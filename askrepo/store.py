@@ -142,6 +142,22 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _sql_in(column: str, values: Iterable[str]) -> str:
+    """``column IN ('a', 'b', …)``, each value quoted by ``_sql_str``."""
+    return f"{column} IN (" + ", ".join(_sql_str(v) for v in values) + ")"
+
+
+def _chunks_by_id(table: Any, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
+    """(id, chunk, score) for (id, score) pairs, in their order, read from ``table`` in one
+    query; ids the table lacks are left out."""
+    if not found:
+        return []
+    rows = table.search().where(_sql_in("id", (cid for cid, _ in found)))
+    rows = rows.select(_CHUNK_COLUMNS).limit(len(found)).to_list()
+    by_id = {cid: chunk for cid, chunk, _ in _rows_to_chunks(rows)}
+    return [(cid, by_id[cid], sc) for cid, sc in found if cid in by_id]
+
+
 def _like(column: str, text: str, *, before: bool = False, after: bool = False) -> str:
     """``column LIKE …`` for ``text`` taken literally (its ``%``, ``_`` and ``\\`` escaped), with
     a ``%`` wildcard before and / or after it."""
@@ -645,13 +661,7 @@ class IndexStore:
             best: dict[str, float] = {}
             for r in q.to_list():
                 best.setdefault(r["id"], 1.0 - float(r["_distance"]))
-            found = list(best.items())[:n]
-            if not found:
-                return []
-            cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
-            rows = self.table.search().where(cond).select(_CHUNK_COLUMNS).limit(len(found))
-            by_id = {cid: chunk for cid, chunk, _ in _rows_to_chunks(rows.to_list())}
-            return [(cid, by_id[cid], sc) for cid, sc in found if cid in by_id]
+            return _chunks_by_id(self.table, list(best.items())[:n])
 
         return self._retrying(run)
 
@@ -675,17 +685,14 @@ class IndexStore:
 
         from .mirror import unit_rows
 
-        cond = _and(
-            "path IN (" + ", ".join(_sql_str(p) for p in paths) + ")", _classes_filter(classes)
-        )
+        cond = _and(_sql_in("path", paths), _classes_filter(classes))
 
         def run() -> list[tuple[str, Chunk, float]]:
             rows = self.table.search().where(cond or "").select(_CHUNK_COLUMNS)
             found = _rows_to_chunks(rows.limit(100_000).to_list())
             if not found:
                 return []
-            ids = ", ".join(_sql_str(cid) for cid, _, _ in found)
-            vcond = f"id IN ({ids})"
+            vcond = _sql_in("id", (cid for cid, _, _ in found))
             if _has_pieces(self.vectors) and not pieces:
                 vcond += " AND piece = 0"
             vrows = self.vectors.search().where(vcond).select(["id", "vector"])
@@ -760,9 +767,7 @@ class IndexStore:
 
         if mirror is None:
             return self._run(make)
-        rows = make(self.table).to_list()
-        found = [(r["id"], mirror.position.get(r["id"]), float(r["_score"])) for r in rows]
-        return [(cid, mirror.chunks[i], sc) for cid, i, sc in found if i is not None]
+        return self._by_ids([(r["id"], float(r["_score"])) for r in make(self.table).to_list()])
 
     @property
     def full_text(self) -> str:
@@ -796,18 +801,11 @@ class IndexStore:
     def _by_ids(self, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
         """(id, chunk, score) for (id, score) pairs, in their order, from the mirror or one
         LanceDB query; ids the committed table lacks are left out."""
-        if not found:
-            return []
         mirror = self._mirror_ready()
         if mirror is not None:
             at = [(cid, mirror.position.get(cid), sc) for cid, sc in found]
             return [(cid, mirror.chunks[i], sc) for cid, i, sc in at if i is not None]
-        cond = "id IN (" + ", ".join(_sql_str(cid) for cid, _ in found) + ")"
-        rows = self._run(
-            lambda tbl: tbl.search().where(cond).select(_CHUNK_COLUMNS).limit(len(found))
-        )
-        chunk_of = {cid: c for cid, c, _ in rows}
-        return [(cid, chunk_of[cid], sc) for cid, sc in found if cid in chunk_of]
+        return self._retrying(lambda: _chunks_by_id(self.table, found))
 
     def where(self, condition: str, limit: int = 50) -> list[tuple[str, Chunk, float]]:
         return self._run(
@@ -828,8 +826,7 @@ class IndexStore:
                 for i in mirror.by_path.get(p, [])
             ]
         else:
-            cond = "path IN (" + ", ".join(_sql_str(p) for p in paths) + ")"
-            rows = self.where(cond, limit=100_000)
+            rows = self.where(_sql_in("path", paths), limit=100_000)
         rank = {p: i for i, p in enumerate(paths)}
         rows.sort(key=lambda r: (rank.get(r[1].path, len(rank)), r[1].start_line))
         return rows[:limit]

@@ -44,7 +44,7 @@ from .store import (
     _lancedb,
     _read_meta,
     _rows_to_chunks,
-    _sql_str,
+    _sql_in,
     _write_meta,
     chunk_id,
     index_dir,
@@ -461,7 +461,7 @@ class IndexWriter:
         if len(ids) <= 2000:
             batches = []
             for i in range(0, len(ids), 500):
-                cond = "id IN (" + ", ".join(_sql_str(c) for c in ids[i : i + 500]) + ")"
+                cond = _sql_in("id", ids[i : i + 500])
                 q = self._tbl.search().where(cond).select(cols).limit(500)
                 batches.append(q.to_arrow())
         else:
@@ -536,7 +536,7 @@ def _path_conditions(paths: Iterable[str], size: int = 200) -> Iterator[str]:
     """``path IN (...)`` filters covering ``paths``, ``size`` paths each."""
     batch = sorted(set(paths))
     for i in range(0, len(batch), size):
-        yield "path IN (" + ", ".join(_sql_str(p) for p in batch[i : i + size]) + ")"
+        yield _sql_in("path", batch[i : i + size])
 
 
 def _stored_vectors(
