@@ -33,6 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .identifiers import STOP_WORDS, split_identifier, stem
 
 K1 = 1.2
@@ -90,8 +92,6 @@ class LexicalIndex:
     """Term-major postings over a fixed list of chunks (see the module docstring)."""
 
     def __init__(self, ids: Sequence[str], arrays: dict[str, Any], class_names: Sequence[str]):
-        import numpy as np
-
         self.ids = list(ids)
         self.class_names = list(class_names)
         self.vocab = arrays["vocab"]
@@ -103,14 +103,12 @@ class LexicalIndex:
         self.len_name = arrays["len_name"]
         self.classes = arrays["classes"]
         self._norms_of: dict[tuple[float, float], tuple[Any, Any]] = {}
-        self._np = np
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def _norms(self, b: float, name_b: float) -> tuple[Any, Any]:
         """Per chunk, each field's length normalisation (1 - b + b * len / avg len)."""
-        np = self._np
         found = self._norms_of.get((b, name_b))
         if found is None:
             lb = np.asarray(self.len_body, dtype=np.float64)
@@ -122,7 +120,6 @@ class LexicalIndex:
         return found
 
     def term_index(self, term: str) -> int | None:
-        np = self._np
         key = term.encode("utf-8")
         i = int(np.searchsorted(self.vocab, key))
         if i < len(self.vocab) and self.vocab[i] == key:
@@ -142,7 +139,6 @@ class LexicalIndex:
     ) -> list[tuple[str, float]]:
         """The ``k`` best chunks for ``query`` as (id, score), best first; ties keep index
         order. ``classes``: only chunks of these file classes."""
-        np = self._np
         n = len(self.ids)
         if k <= 0 or n == 0:
             return []
@@ -161,7 +157,8 @@ class LexicalIndex:
                 tf = tf + name_weight * np.asarray(self.tf_name[lo:hi]) / norm_name[docs]
             scores[docs] += idf * tf * (k1 + 1) / (k1 + tf)
         if classes is not None:
-            wanted = [i for i, c in enumerate(self.class_names) if c in set(classes)]
+            allowed = set(classes)
+            wanted = [i for i, c in enumerate(self.class_names) if c in allowed]
             scores[~np.isin(np.asarray(self.classes), wanted)] = 0.0
         hits = np.flatnonzero(scores > 0)
         if len(hits) > k:
@@ -172,7 +169,6 @@ class LexicalIndex:
     # -- files ------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
         """Write the index into the (new, empty) directory ``path``."""
-        np = self._np
         path.mkdir(parents=True, exist_ok=False)
         for name in _FILES:
             np.save(path / f"{name}.npy", np.asarray(getattr(self, name)), allow_pickle=False)
@@ -183,8 +179,6 @@ class LexicalIndex:
     def load(cls, path: Path) -> LexicalIndex:
         """Open an index written by ``save`` (memory-mapped). ValueError if it is of another
         format; OSError if a file is missing."""
-        import numpy as np
-
         info = json.loads((path / "index.json").read_text("utf-8"))
         if info.get("format") != FORMAT:
             raise ValueError(f"lexical index format {info.get('format')!r}")
@@ -210,8 +204,6 @@ def build(
     A chunk ``previous`` holds keeps its postings (same id, same content); the others are read
     with ``read(missing_ids) -> Iterable[Doc]`` and tokenized.
     """
-    import numpy as np
-
     n = len(ids)
     class_names = sorted(set(file_classes))
     class_of = {c: i for i, c in enumerate(class_names)}
@@ -292,8 +284,6 @@ def _tokenize(
     fills their field lengths. Tokens are counted per chunk in C (``Counter``) and mapped to
     terms once per distinct token; (term, chunk) pairs that several tokens map to ("parse",
     "parses") are summed with numpy."""
-    import numpy as np
-
     token_id: dict[str, int] = {}
     tok_l: list[int] = []
     doc_l: list[int] = []
