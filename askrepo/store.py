@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,6 +284,27 @@ def _check_compatible(meta: IndexMeta, where: Path) -> None:
             f"{why} — run `askrepo index {shell_arg(meta.repo)}` to re-chunk and re-embed it",
             why,
         )
+
+
+def table_docs(table: Any, ids: Sequence[str]) -> Iterator[Any]:
+    """The full-text documents (``lexical.Doc``) of these chunks, read from a chunks table: a
+    few are looked up by id, many are read in one pass, a batch at a time."""
+    from .lexical import Doc
+
+    cols = ["id", "file_class", "fts", "symbol"]
+    if len(ids) <= 2000:
+        batches = []
+        for i in range(0, len(ids), 500):
+            q = table.search().where(_sql_in("id", ids[i : i + 500])).select(cols).limit(500)
+            batches.append(q.to_arrow())
+    else:
+        n = max(table.count_rows(), 1)
+        batches = table.search().select(cols).limit(n).to_batches(batch_size=2048)
+    want = set(ids)
+    for arr in batches:
+        for row in arr.to_pylist():
+            if row["id"] in want:
+                yield Doc(row["id"], row["file_class"], row["fts"] or "", row["symbol"])
 
 
 def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, float]]:
@@ -772,12 +793,13 @@ class IndexStore:
     @property
     def full_text(self) -> str:
         """Which full-text engine answers: ``"askrepo"`` (``askrepo.lexical``'s BM25F) or
-        ``"lancedb"`` (an index built before it, or its files unreadable)."""
+        ``"lancedb"`` (an index built before it)."""
         return "askrepo" if self._lexical_index() is not None else "lancedb"
 
     def _lexical_index(self) -> Any:
-        """The committed state's full-text index (loaded once; None when it has none or its
-        files cannot be read, and LanceDB's full-text search answers)."""
+        """The committed state's full-text index, loaded once (None for an index built before
+        it, where LanceDB's full-text search answers). Lost or damaged files are rebuilt in
+        memory from the table."""
         from .lexical import LexicalIndex
 
         for _ in range(2):
@@ -792,11 +814,25 @@ class IndexStore:
             except (OSError, ValueError):
                 self._lexical = (name, None)
                 # an index run may have committed a newer state and retired this directory:
-                # read meta.json again once before falling back to LanceDB's full text
+                # read meta.json again once before rebuilding it
                 self.refresh()
                 if self._meta.lexical == name:
                     break
-        return None
+        # the committed index's full-text files are lost or damaged: rebuild them in memory
+        # from the table's full-text column (the next index run writes them again)
+        name = self._meta.lexical
+        self._lexical = (name, self._retrying(lambda: self._build_lexical(self.table)))
+        return self._lexical[1]
+
+    @staticmethod
+    def _build_lexical(table: Any) -> Any:
+        from . import lexical
+
+        n = table.count_rows()
+        rows = table.search().select(["id", "file_class"]).limit(max(n, 1)).to_arrow()
+        ids = rows.column("id").to_pylist() if n else []
+        classes = rows.column("file_class").to_pylist() if n else []
+        return lexical.build(ids, classes, lambda want: table_docs(table, want))
 
     def _by_ids(self, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
         """(id, chunk, score) for (id, score) pairs, in their order, from the mirror or one

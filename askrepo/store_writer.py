@@ -48,6 +48,7 @@ from .store import (
     _write_meta,
     chunk_id,
     index_dir,
+    table_docs,
 )
 
 # Schema metadata of a vectors table: the EMBED_TEXT_VERSION its vectors were made with.
@@ -114,6 +115,11 @@ class IndexWriter:
         self._replaced: IndexMeta | None = None  # the index a version-forced rebuild replaces
         self._meta: IndexMeta | None = None
         self._files: dict[str, SourceFile] = {}
+        # the full-text documents of the chunks this run added (tokenized at the commit
+        # without reading them back), and a full-text index built ahead of it: (table version,
+        # directory name)
+        self._docs: dict[str, Any] = {}
+        self._lexical_ready: tuple[int, str] | None = None
 
     def __enter__(self) -> IndexWriter:
         self._lock.__enter__()
@@ -233,6 +239,10 @@ class IndexWriter:
         }
         arrays = [pa.array(v, type=self._tbl.schema.field(k).type) for k, v in cols.items()]
         self._tbl.add(pa.Table.from_arrays(arrays, schema=self._tbl.schema))
+        from .lexical import Doc
+
+        for cid, c, body in zip(cols["id"], chunks, cols["fts"], strict=True):
+            self._docs[cid] = Doc(cid, c.file_class, body or "", c.symbol)
 
     @property
     def has_pieces(self) -> bool:
@@ -342,22 +352,6 @@ class IndexWriter:
             return []
         return tbl.search().select(["id"]).limit(n).to_arrow().column("id").to_pylist()
 
-    def finish_fts(self) -> None:
-        """(Re)build the full-text index over the whole table.
-
-        A full rebuild rather than ``optimize()``: LanceDB's optimize also deletes old table
-        versions, which must not happen before the new state is committed. Rows added after
-        the last build are still found (LanceDB scans unindexed rows), so a small change can
-        skip this and leave it to the next ``tidy``.
-        """
-        from lancedb.index import FTS
-
-        self._tbl.create_index(
-            "fts",
-            config=FTS(with_position=False, stem=True, remove_stop_words=True),
-            replace=True,
-        )
-
     @property
     def is_new(self) -> bool:
         """Whether this run writes a fresh table (first index, --rebuild, or a damaged one)."""
@@ -414,20 +408,26 @@ class IndexWriter:
             embedded_count=self._embedded(),
             dirty=sorted(dirty),
         )
-        meta.lexical = self._write_lexical(meta.table_version)
+        meta.lexical = self.build_lexical()
         _write_meta(self.path, meta, files)
         self._meta, self._files = meta, files
+        self._docs = {}  # tokenized into the committed full-text index
         if tidy:
             self.tidy()
         return meta
 
-    def _write_lexical(self, table_version: int) -> str:
+    def build_lexical(self) -> str:
         """Build askrepo's full-text index (``askrepo.lexical``) of the table as it is now, in
-        a new directory beside the tables, and return its name (for meta.json). Chunks the
-        previous index already held keep their postings; only new ones are read and
-        tokenized. An unchanged table keeps the previous directory."""
+        a new directory beside the tables, and return its name (``commit`` names it in
+        meta.json; calling this first only moves the work, and its progress report, ahead of
+        the commit). Chunks the previous index already held keep their postings; the ones
+        this run added are tokenized from the documents ``add`` kept, so no text is read back
+        from the table. An unchanged table keeps the previous directory."""
         from . import lexical
 
+        table_version = self._tbl.version
+        if self._lexical_ready is not None and self._lexical_ready[0] == table_version:
+            return self._lexical_ready[1]
         prev = self.previous_meta
         old_name = (self._meta.lexical if self._meta else "") or (prev.lexical if prev else "")
         old_version = (
@@ -450,28 +450,17 @@ class IndexWriter:
         index = lexical.build(ids, classes, self._lexical_docs, previous)
         name = f"lexical_{table_version}_{int(time.time() * 1000)}_{os.getpid()}"
         index.save(self.path / name)
+        self._lexical_ready = (table_version, name)
         return name
 
     def _lexical_docs(self, ids: Sequence[str]) -> Iterator[Any]:
-        """The full-text documents of these chunks: a few are looked up by id, many are read
-        in one pass over the table, a batch at a time."""
-        from .lexical import Doc
-
-        cols = ["id", "file_class", "fts", "symbol"]
-        if len(ids) <= 2000:
-            batches = []
-            for i in range(0, len(ids), 500):
-                cond = _sql_in("id", ids[i : i + 500])
-                q = self._tbl.search().where(cond).select(cols).limit(500)
-                batches.append(q.to_arrow())
-        else:
-            n = max(self.count(), 1)
-            batches = self._tbl.search().select(cols).limit(n).to_batches(batch_size=2048)
-        want = set(ids)
-        for arr in batches:
-            for row in arr.to_pylist():
-                if row["id"] in want:
-                    yield Doc(row["id"], row["file_class"], row["fts"] or "", row["symbol"])
+        """The full-text documents of these chunks: the ones this run added from memory, any
+        other (an index whose full-text files were lost) read from the table."""
+        docs = self._docs
+        yield from (docs[cid] for cid in ids if cid in docs)
+        missing = [cid for cid in ids if cid not in docs]
+        if missing:
+            yield from table_docs(self._tbl, missing)
 
     def commit_vectors(self) -> IndexMeta:
         """Publish the vectors added since the last commit (phase 2); nothing else changes."""

@@ -29,7 +29,6 @@ def main() -> None:
     loops = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     indexer.EMBED_BATCH = 4  # many small table writes, so a kill can land between them
     indexer.STORE_BATCH = 4
-    indexer.FTS_REBUILD_MIN = 0  # always rebuild the full-text index, so "fts" is reported
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == pause and (stage != "embed" or done >= 8):

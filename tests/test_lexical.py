@@ -216,13 +216,30 @@ def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, mo
     assert _lexical_dirs(open_index(repo)) == sorted({now, before})
 
 
-def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo):
+def _lancedb_fts_index(store) -> int:
+    """What index runs before askrepo.lexical built: LanceDB's own full-text index (a new
+    table version, returned)."""
+    import lancedb
+    from lancedb.index import FTS
+
+    tbl = lancedb.connect(store.path / "lance").open_table(store.meta().table)
+    tbl.create_index(
+        "fts", config=FTS(with_position=False, stem=True, remove_stop_words=True), replace=True
+    )
+    return tbl.version
+
+
+def test_an_index_built_before_the_lexical_files_uses_lancedb_until_the_next_run(repo):
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
     store = open_index(repo)
+    # an index run builds no LanceDB full-text index any more: askrepo.lexical answers
+    assert not [i for i in store.table.list_indices() if i.index_type == "FTS"]
+    version = _lancedb_fts_index(store)
     meta_path = store.path / META_FILE
     raw = json.loads(meta_path.read_text())
     raw["lexical"] = ""  # as an index built before askrepo.lexical
+    raw["table_version"] = version
     meta_path.write_text(json.dumps(raw))
     old = open_index(repo)
     hits = old.fts("render table", 5)
@@ -233,13 +250,38 @@ def test_an_index_without_the_lexical_files_uses_lancedb_until_the_next_run(repo
     assert open_index(repo).meta().lexical
     assert status(open_index(repo)).full_text == "askrepo"
 
-    # a directory removed under a reader: LanceDB's full-text search answers instead
+
+def test_lost_lexical_files_are_rebuilt_from_the_table(repo, monkeypatch):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
     store = open_index(repo)
+    before = store.fts("render table", 5)
     import shutil
 
-    shutil.rmtree(store.path / store.meta().lexical)
+    lost = store.meta().lexical
+    shutil.rmtree(store.path / lost)
     again = open_index(repo)
-    assert {c.symbol for _, c, _ in again.fts("render table", 5)} >= {"render_table"}
+    # rebuilt in memory from the table's full-text column: the same hits, the same scores
+    assert again.fts("render table", 5) == before and again.full_text == "askrepo"
+    # the next run writes the files again (read back from the table: this run added nothing)
+    index_repo(repo, embedder=emb)
+    now = open_index(repo).meta().lexical
+    assert now != lost and (open_index(repo).path / now / "index.json").exists()
+    assert open_index(repo).fts("render table", 5) == before
+
+
+def test_a_first_index_tokenizes_what_it_added_without_reading_it_back(repo, monkeypatch):
+    import askrepo.store_writer as store_writer
+
+    def no_read(table, ids):
+        raise AssertionError(f"read {len(ids)} documents back from the table")
+
+    monkeypatch.setattr(store_writer, "table_docs", no_read)
+    index_repo(repo, embedder=FakeEmbedder())
+    (repo / "other.py").write_text("def table_count():\n    return 1\n")
+    index_repo(repo, embedder=FakeEmbedder())  # an edit: the previous postings + the new file
+    hits = open_index(repo).fts("table count", 3)
+    assert hits[0][1].symbol == "table_count"
 
 
 def test_a_reader_whose_directory_was_retired_reads_meta_again(repo):
