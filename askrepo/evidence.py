@@ -869,6 +869,32 @@ CALLER_WORDS = frozenset(stem(w) for w in "call calls called caller callers use 
 CALLER_WORDS |= {stem(w) for w in "invoke invokes invoked".split()}
 
 
+# Words that open a clause saying *when* the thing asked about happens ("where are secrets
+# redacted before indexing?"): the terms after one set the scene, the ones before it name the
+# behaviour, so in the card's scoring they weigh CLAUSE_FACTOR of their IDF.
+CLAUSE_WORDS = frozenset({"before", "after", "during", "while", "until"})
+CLAUSE_FACTOR = 0.5
+
+
+def clause_terms(question: str) -> set[str]:
+    """The terms of ``question`` that appear only after a CLAUSE_WORDS word (the part that
+    says when, not what), when at least two terms come before it.
+
+    >>> sorted(clause_terms("Where are secrets redacted before indexing?"))
+    ['index']
+    >>> clause_terms("what runs before the request?") == set()  # the request is the subject
+    True
+    """
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", question)
+    at = next((i for i, w in enumerate(words) if w.lower() in CLAUSE_WORDS), None)
+    if at is None:
+        return set()
+    head = set(question_terms(" ".join(words[:at])))
+    if len(head) < 2:
+        return set()
+    return set(question_terms(" ".join(words[at + 1 :]))) - head
+
+
 def question_weights(
     question: str, cands: Sequence[Any], project: str | None = None, parsed: Query | None = None
 ) -> tuple[dict[str, float], set[str]]:
@@ -881,6 +907,8 @@ def question_weights(
         own |= CALLER_WORDS
     terms = [t for t in question_terms(question) if t not in own]
     weights = term_weights(terms, [f"{h.symbol or ''}\n{h.text}" for h in cands])
+    for t in clause_terms(question) & weights.keys():
+        weights[t] *= CLAUSE_FACTOR
     unseen = {t for t, w in weights.items() if w == 0}
     return {t: w for t, w in weights.items() if w > 0}, unseen
 

@@ -109,6 +109,33 @@ def test_term_weights_are_idf_over_candidates():
     assert w["zebra"] == 0.0
 
 
+def test_terms_of_a_when_clause_weigh_half_and_the_behaviour_leads():
+    from askrepo.evidence import CLAUSE_FACTOR, clause_terms, lead_candidate, question_weights
+
+    q = "Where are secrets redacted before indexing?"
+    assert clause_terms(q) == {"index"}
+    assert clause_terms("Where are secrets redacted?") == set()
+    assert clause_terms("what runs before the request?") == set()  # one term before it
+    redact = hit(1, "secrets.py", 10, "def redact(text):\n    # secrets\n    return text", "redact")
+    history = hit(
+        2, "history.py", 5, "def index_history(root):\n    return redact(root)", "index_history"
+    )
+    other = hit(3, "grep.py", 1, "def view(path):\n    return redact(path)", "view")
+    cands = [redact, history, other]
+    weights, unseen = question_weights(q, cands)
+    # IDF over the 3 candidates: secret in 1, redact in 3, index in 1 (then halved)
+    assert weights["secret"] == pytest.approx(math.log(1 + 3 / 1))
+    assert weights["redact"] == pytest.approx(math.log(1 + 3 / 3))
+    assert weights["index"] == pytest.approx(CLAUSE_FACTOR * math.log(1 + 3 / 1))
+    assert not unseen
+    # the name that holds the when-clause's word gains less over the function that redacts
+    plain = dict(weights, index=math.log(1 + 3 / 1))
+    a, b, _ = score_candidates(q, cands, weights)
+    a0, b0, _ = score_candidates(q, cands, plain)
+    assert a - b > a0 - b0
+    assert lead_candidate(q, cands) == 0
+
+
 # ------------------------------------------------------------------------------------------
 # reading a definition
 
