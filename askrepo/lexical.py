@@ -289,13 +289,16 @@ def _tokenize(
     doc_l: list[int] = []
     tf_l: list[int] = []
     field_l: list[int] = []  # 0 body, 1 name
+    id_of = token_id.__getitem__
     for doc in docs:
         i = position.get(doc.id)
         if i is None:
             continue
         for field, text in ((0, doc.body), (1, name_text(doc.symbol))):
             counts = Counter(_TOKEN.findall(text.lower()))
-            tok_l.extend(token_id.setdefault(t, len(token_id)) for t in counts)
+            for t in [t for t in counts if t not in token_id]:  # new tokens: the next ids
+                token_id[t] = len(token_id)
+            tok_l.extend(map(id_of, counts))  # a C loop, no Python frame per token
             tf_l.extend(counts.values())
             doc_l.extend([i] * len(counts))
             field_l.extend([field] * len(counts))
