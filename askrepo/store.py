@@ -307,6 +307,23 @@ def table_docs(table: Any, ids: Sequence[str]) -> Iterator[Any]:
                 yield Doc(row["id"], row["file_class"], row["fts"] or "", row["symbol"])
 
 
+def build_lexical(table: Any, read: Any = None, previous: Any = None) -> Any:
+    """askrepo's full-text index (``lexical.build``) of every chunk of a chunks table, in
+    table order; the documents to tokenize come from ``read(ids)`` (default: the table,
+    ``table_docs``), and the chunks ``previous`` holds keep their postings."""
+    from . import lexical
+
+    n = table.count_rows()
+    rows = table.search().select(["id", "file_class"]).limit(max(n, 1)).to_arrow() if n else None
+    ids = rows.column("id").to_pylist() if rows is not None else []
+    classes = rows.column("file_class").to_pylist() if rows is not None else []
+
+    def from_table(want: Sequence[str]) -> Iterator[Any]:
+        return table_docs(table, want)
+
+    return lexical.build(ids, classes, read or from_table, previous)
+
+
 def _rows_to_chunks(rows: Sequence[dict[str, Any]]) -> list[tuple[str, Chunk, float]]:
     out = []
     for r in rows:
@@ -821,18 +838,8 @@ class IndexStore:
         # the committed index's full-text files are lost or damaged: rebuild them in memory
         # from the table's full-text column (the next index run writes them again)
         name = self._meta.lexical
-        self._lexical = (name, self._retrying(lambda: self._build_lexical(self.table)))
+        self._lexical = (name, self._retrying(lambda: build_lexical(self.table)))
         return self._lexical[1]
-
-    @staticmethod
-    def _build_lexical(table: Any) -> Any:
-        from . import lexical
-
-        n = table.count_rows()
-        rows = table.search().select(["id", "file_class"]).limit(max(n, 1)).to_arrow()
-        ids = rows.column("id").to_pylist() if n else []
-        classes = rows.column("file_class").to_pylist() if n else []
-        return lexical.build(ids, classes, lambda want: table_docs(table, want))
 
     def _by_ids(self, found: Sequence[tuple[str, float]]) -> list[tuple[str, Chunk, float]]:
         """(id, chunk, score) for (id, score) pairs, in their order, from the mirror or one

@@ -46,6 +46,7 @@ from .store import (
     _rows_to_chunks,
     _sql_in,
     _write_meta,
+    build_lexical,
     chunk_id,
     index_dir,
     table_docs,
@@ -423,11 +424,14 @@ class IndexWriter:
         the commit). Chunks the previous index already held keep their postings; the ones
         this run added are tokenized from the documents ``add`` kept, so no text is read back
         from the table. An unchanged table keeps the previous directory."""
+        version = self._tbl.version
+        if self._lexical_ready is None or self._lexical_ready[0] != version:
+            self._lexical_ready = (version, self._write_lexical(version))
+        return self._lexical_ready[1]
+
+    def _write_lexical(self, table_version: int) -> str:
         from . import lexical
 
-        table_version = self._tbl.version
-        if self._lexical_ready is not None and self._lexical_ready[0] == table_version:
-            return self._lexical_ready[1]
         prev = self.previous_meta
         old_name = (self._meta.lexical if self._meta else "") or (prev.lexical if prev else "")
         old_version = (
@@ -439,18 +443,9 @@ class IndexWriter:
                 previous = lexical.LexicalIndex.load(self.path / old_name)
                 if old_version == table_version:
                     return old_name
-        n = self.count()
-        rows = (
-            self._tbl.search().select(["id", "file_class"]).limit(max(n, 1)).to_arrow()
-            if n
-            else None
-        )
-        ids = rows.column("id").to_pylist() if rows is not None else []
-        classes = rows.column("file_class").to_pylist() if rows is not None else []
-        index = lexical.build(ids, classes, self._lexical_docs, previous)
+        index = build_lexical(self._tbl, self._lexical_docs, previous)
         name = f"lexical_{table_version}_{int(time.time() * 1000)}_{os.getpid()}"
         index.save(self.path / name)
-        self._lexical_ready = (table_version, name)
         return name
 
     def _lexical_docs(self, ids: Sequence[str]) -> Iterator[Any]:

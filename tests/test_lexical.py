@@ -217,15 +217,14 @@ def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, mo
 
 
 def _lancedb_fts_index(store) -> int:
-    """What index runs before askrepo.lexical built: LanceDB's own full-text index (a new
-    table version, returned)."""
+    """What index runs before askrepo.lexical built: LanceDB's own full-text index, with the
+    configuration ``askrepo history`` still uses (a new table version, returned)."""
     import lancedb
-    from lancedb.index import FTS
+
+    from askrepo.history import _build_fts
 
     tbl = lancedb.connect(store.path / "lance").open_table(store.meta().table)
-    tbl.create_index(
-        "fts", config=FTS(with_position=False, stem=True, remove_stop_words=True), replace=True
-    )
+    _build_fts(tbl)
     return tbl.version
 
 
@@ -251,7 +250,7 @@ def test_an_index_built_before_the_lexical_files_uses_lancedb_until_the_next_run
     assert status(open_index(repo)).full_text == "askrepo"
 
 
-def test_lost_lexical_files_are_rebuilt_from_the_table(repo, monkeypatch):
+def test_lost_lexical_files_are_rebuilt_from_the_table(repo):
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
     store = open_index(repo)
