@@ -16,15 +16,16 @@ corpus is restored after each run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import refcode  # noqa: E402
 
 WORKER = r"""
 import json, resource, sys, time
@@ -56,29 +57,14 @@ def main() -> None:
     touch = args.touch or max(corpus.rglob("*.py"), key=lambda p: p.stat().st_size)
 
     with tempfile.TemporaryDirectory(prefix="askrepo-ref-") as old:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", args.ref, "askrepo"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "x", "-C", old], input=archive, check=True)
+        refcode.extract(args.ref, old)
         results: dict[str, list[dict]] = {args.ref: [], "working tree": []}
         for _ in range(args.rounds):
             for name, path in ((args.ref, old), ("working tree", str(ROOT))):
                 with tempfile.TemporaryDirectory(prefix="askrepo-p1-") as home:
-                    env = dict(os.environ, PYTHONPATH=path, ASKREPO_HOME=home)
+                    env = dict(os.environ, ASKREPO_HOME=home)
                     env.setdefault("ORT_DISABLE_TELEMETRY", "1")
-                    out = subprocess.run(
-                        [sys.executable, "-c", WORKER, str(corpus), str(touch)],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                        env=env,
-                        cwd=path,  # python -c puts the cwd first on sys.path
-                    ).stdout
-                r = json.loads(out.strip().splitlines()[-1])
-                if not Path(r["code"]).resolve().is_relative_to(Path(path).resolve()):
-                    sys.exit(f"{name}: imported {r['code']}, not the code under {path}")
+                    r = refcode.run_worker(WORKER, [str(corpus), str(touch)], path, env)
                 results[name].append(r)
                 stages = " ".join(f"{k} {v:.1f}" for k, v in r["timings"].items() if v)
                 print(

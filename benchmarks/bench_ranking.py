@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -56,6 +55,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import bench_search as bs
+    import refcode
 
     os.environ["ASKREPO_HOME"] = str(args.work / "home-hashed")
     os.environ.setdefault("ASKREPO_MODELS", str(ROOT / ".cache" / "models"))
@@ -70,12 +70,7 @@ def main() -> None:
     print(f"{summary.chunks_total} chunks; {len(queries)} queries; hybrid k=8", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="askrepo-ref-") as old:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", args.ref, "askrepo"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "x", "-C", old], input=archive, check=True)
+        refcode.extract(args.ref, old)
         results: dict[str, list[dict[str, float]]] = {args.ref: [], "working tree": []}
         env = dict(os.environ)
         # Older code that does not know the `lexical` field of meta.json (before session 20,
@@ -91,21 +86,8 @@ def main() -> None:
         homes = {args.ref: str(ref_home), "working tree": os.environ["ASKREPO_HOME"]}
         for _ in range(args.rounds):
             for name, path in ((args.ref, old), ("working tree", str(ROOT))):
-                env["PYTHONPATH"] = path
                 env["ASKREPO_HOME"] = homes[name]
-                out = subprocess.run(
-                    [sys.executable, "-c", WORKER, str(corpus), json.dumps(queries)],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    cwd=path,  # python -c puts the cwd first on sys.path
-                ).stdout
-                r = json.loads(out.strip().splitlines()[-1])
-                # each side must run its own code (before 2026-12-01 both ran the working
-                # tree when started from the checkout: the cwd came first on sys.path)
-                if not Path(r["code"]).resolve().is_relative_to(Path(path).resolve()):
-                    sys.exit(f"{name}: imported {r['code']}, not the code under {path}")
+                r = refcode.run_worker(WORKER, [str(corpus), json.dumps(queries)], path, env)
                 results[name].append(r)
                 print(f"  {name:14s} median {r['median']:6.1f} ms  p95 {r['p95']:6.1f} ms")
     med = {n: statistics.median(r["median"] for r in rs) for n, rs in results.items()}
