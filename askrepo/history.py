@@ -7,13 +7,22 @@ Layout, beside the code index of the same model::
 
     <index dir>/history/
         lance/      LanceDB database, table ``meta.table``
-        meta.json   the committed state: table + version, HEAD, and every commit already seen
+        lexical_*/  askrepo's full-text index (``askrepo.lexical``) of the committed commits,
+                    named by ``meta.lexical``; written before meta.json names it
+        meta.json   the committed state: table + version, full-text directory, HEAD, and
+                    every commit already seen
         lock        flock()ed by the one history run allowed at a time
 
 Runs are incremental by commit (only commits not yet seen are read and embedded; commits no
 longer reachable are deleted) and crash-safe in the same way as the code index: rows are
 written as new table versions and become visible only when ``meta.json`` is atomically
 replaced; a run that died is rolled back to the committed version by the next one.
+
+The full-text side is askrepo's own BM25 (``askrepo.lexical``, the engine code search uses) over
+the subject, body, file names and touched definitions. A run tokenizes only the commits it adds
+(the others keep their postings); lost or damaged files are rebuilt in memory from the table. A
+history index written before it (no ``meta.lexical``) keeps LanceDB's full-text index until the
+next ``askrepo index --history`` run adds askrepo's.
 
 ``search_history`` ranks commits by the retriever's RRF over dense and BM25 lists, and reports
 the definitions each commit touched as ``path:start-end`` at HEAD when they still exist
@@ -28,7 +37,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +53,8 @@ META_FILE = "meta.json"
 EMBED_BATCH = 128
 EMBED_CHARS = 1_500  # the model reads ~256 tokens; subject + the start of the body
 MAX_BODY_CHARS = 4_000  # longer bodies (pasted logs) are cut before storage
+LEXICAL_PREFIX = "lexical_"
+COMMIT_CLASS = "commit"  # the one file class of the history's full-text index
 _COLUMNS = ["sha", "date", "author", "subject", "body", "files", "renames", "defs"]
 
 # progress(stage, done, total); stages are named "history: …" (shown as they are).
@@ -342,6 +353,7 @@ def index_history(
         redactions = 0
         added = 0
         batch: list[dict[str, Any]] = []
+        new_fts: dict[str, str] = {}  # sha -> full-text document of the commits added now
         emb = embedder
 
         def flush() -> None:
@@ -358,6 +370,7 @@ def index_history(
             vectors = emb.embed_documents([r.pop("_embed") for r in batch])
             timings["embed"] += time.perf_counter() - t0
             _add_rows(tbl, batch, vectors, dim)
+            new_fts.update((r["sha"], r["fts"]) for r in batch)
             added += len(batch)
             report("history: commits embedded", added, len(todo))
             batch.clear()
@@ -407,9 +420,10 @@ def index_history(
 
         t = time.perf_counter()
         changed = bool(added or removed_rows) or meta is None
-        if changed:
+        lexical_name = (meta or {}).get("lexical", "")
+        if changed or not _lexical_readable(path, lexical_name):  # lost, or from before it
             report("history: full-text index", 0, 1)
-            _build_fts(tbl)
+            lexical_name = _write_lexical(path, tbl, new_fts, lexical_name)
             report("history: full-text index", 1, 1)
         count = tbl.count_rows()
         new_meta = {
@@ -420,14 +434,21 @@ def index_history(
             "dim": dim,
             "table": tbl.name,
             "table_version": tbl.version,
+            "lexical": lexical_name,
             "head": head_sha,
             "depth": depth,
             "count": count,
             "indexed_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "seen": seen,
         }
-        if changed or meta is None or meta.get("head") != head_sha:
+        if (
+            changed
+            or meta is None
+            or meta.get("head") != head_sha
+            or meta.get("lexical") != lexical_name
+        ):
             _write_meta(path, new_meta)
+        _tidy_lexical(path, lexical_name)
         if changed:
             with contextlib.suppress(Exception):
                 from .store import KEEP_OLD_VERSIONS
@@ -495,14 +516,75 @@ def _add_rows(tbl: Any, rows: list[dict[str, Any]], vectors: Any, dim: int) -> N
     tbl.add(pa.Table.from_arrays(arrays, schema=tbl.schema))
 
 
-def _build_fts(tbl: Any) -> None:
-    from lancedb.index import FTS
+def _table_shas(tbl: Any) -> list[str]:
+    n = tbl.count_rows()
+    if not n:
+        return []
+    return tbl.search().select(["sha"]).limit(n).to_arrow().column("sha").to_pylist()
 
-    if tbl.count_rows() == 0:
-        return
-    tbl.create_index(
-        "fts", config=FTS(with_position=False, stem=True, remove_stop_words=True), replace=True
-    )
+
+def _table_docs(tbl: Any, shas: Sequence[str]) -> Iterator[Any]:
+    """The full-text documents (``lexical.Doc``) of these commits, read from the table."""
+    from .lexical import Doc
+
+    for i in range(0, len(shas), 200):
+        part = shas[i : i + 200]
+        q = tbl.search().where("sha IN " + _sql_list(part)).select(["sha", "fts"])
+        for r in q.limit(len(part)).to_list():
+            yield Doc(r["sha"], COMMIT_CLASS, r["fts"] or "", None)
+
+
+def build_lexical(tbl: Any, new: dict[str, str] | None = None, previous: Any = None) -> Any:
+    """askrepo's full-text index (``lexical.build``) of every commit in the table: commits
+    ``previous`` holds keep their postings, those in ``new`` (sha -> document, the commits a
+    run just added) are tokenized from memory, the rest are read from the table."""
+    from .lexical import Doc, build
+
+    new = new or {}
+    shas = _table_shas(tbl)
+
+    def read(want: Sequence[str]) -> Iterator[Any]:
+        yield from (Doc(s, COMMIT_CLASS, new[s], None) for s in want if s in new)
+        yield from _table_docs(tbl, [s for s in want if s not in new])
+
+    return build(shas, [COMMIT_CLASS] * len(shas), read, previous)
+
+
+def _write_lexical(path: Path, tbl: Any, new: dict[str, str], previous_name: str) -> str:
+    """Write the full-text index of the table's commits into a new ``lexical_*`` directory
+    of ``path`` and return its name (meta.json names it once the run commits)."""
+    from .lexical import LexicalIndex
+
+    previous = None
+    if previous_name:
+        with contextlib.suppress(OSError, ValueError):
+            previous = LexicalIndex.load(path / previous_name)
+    lex = build_lexical(tbl, new, previous)
+    name = f"{LEXICAL_PREFIX}{int(time.time() * 1000)}_{os.getpid()}"
+    lex.save(path / name)
+    return name
+
+
+def _lexical_readable(path: Path, name: str) -> bool:
+    from .lexical import LexicalIndex
+
+    if not name:
+        return False
+    try:
+        LexicalIndex.load(path / name)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _tidy_lexical(path: Path, keep: str) -> None:
+    """Remove the full-text directories meta.json does not name (earlier runs', a killed
+    run's); only called by a run holding the lock, after meta.json is written."""
+    import shutil
+
+    for d in path.glob(f"{LEXICAL_PREFIX}*"):
+        if d.name != keep and d.is_dir():
+            shutil.rmtree(d, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,6 +601,7 @@ class HistoryIndex:
         self._embedder = embedder
         self._table: Any = None
         self._renames: dict[str, str] | None = None
+        self._lexical: Any = None
         self._defs_cache: dict[str, dict[str, tuple[int, int]] | None] = {}
 
     @classmethod
@@ -631,11 +714,20 @@ class HistoryIndex:
             lists.append(dense_ids)
         fq = fts_query(query)
         if self.count and fq and mode in ("fts", "hybrid"):
-            with contextlib.suppress(Exception):  # no FTS index (e.g. an empty table)
-                q = self.table.search(fq, query_type="fts", fts_columns="fts")
-                for r in q.select(_COLUMNS).limit(n).to_list():
-                    rows[r["sha"]] = r
-                    fts_ids.append(r["sha"])
+            lex = self.lexical_index()
+            if lex is not None:
+                found = [sha for sha, _ in lex.search(fq, n)]
+                missing = [sha for sha in found if sha not in rows]
+                for i in range(0, len(missing), 200):
+                    for r in self.rows("sha IN " + _sql_list(missing[i : i + 200])):
+                        rows[r["sha"]] = r
+                fts_ids = [sha for sha in found if sha in rows]
+            else:  # a history index written before askrepo's full text: LanceDB's
+                with contextlib.suppress(Exception):  # no FTS index (e.g. an empty table)
+                    q = self.table.search(fq, query_type="fts", fts_columns="fts")
+                    for r in q.select(_COLUMNS).limit(n).to_list():
+                        rows[r["sha"]] = r
+                        fts_ids.append(r["sha"])
             lists.append(fts_ids)
         fused = rrf(lists)[:k]
         dr = {s: i for i, s in enumerate(dense_ids, 1)}
@@ -655,6 +747,27 @@ class HistoryIndex:
             head_commit=now,
             new_commits=ahead,
         )
+
+    @property
+    def full_text(self) -> str:
+        """Which full-text engine answers: ``"askrepo"`` or ``"lancedb"`` (written before)."""
+        return "askrepo" if self.meta.get("lexical") else "lancedb"
+
+    def lexical_index(self) -> Any:
+        """The committed full-text index (``askrepo.lexical``), loaded once; None for a
+        history index written before it. Lost or damaged files are rebuilt in memory from the
+        table (the next ``askrepo index --history`` writes them again)."""
+        name = self.meta.get("lexical")
+        if not name:
+            return None
+        if self._lexical is None:
+            from .lexical import LexicalIndex
+
+            try:
+                self._lexical = LexicalIndex.load(self.path / name)
+            except (OSError, ValueError):
+                self._lexical = build_lexical(self.table)
+        return self._lexical
 
     def _hit(self, rank: int, r: dict[str, Any], score: float, sources: dict) -> CommitHit:
         return CommitHit(

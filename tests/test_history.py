@@ -393,6 +393,118 @@ def test_an_old_history_index_is_rebuilt_and_the_summary_says_why(indexed, tmp_p
     assert again.commits_added == 13
 
 
+def _clone(root: Path, tmp_path: Path) -> Path:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    return clone
+
+
+def _fts_top(idx: HistoryIndex, query: str) -> list[str]:
+    return [h.sha for h in idx.search(query, k=5, mode="fts").hits]
+
+
+def test_history_full_text_is_askrepos_own_and_lancedb_builds_none(indexed):
+    root, shas, emb, _ = indexed
+    path = history_dir(root, emb.model_id)
+    meta = json.loads((path / META_FILE).read_text())
+    assert meta["lexical"].startswith("lexical_") and (path / meta["lexical"]).is_dir()
+    assert [d.name for d in path.glob("lexical_*")] == [meta["lexical"]]
+    idx = HistoryIndex.open(root, embedder=emb)
+    assert idx.full_text == "askrepo" and idx.table.list_indices() == []
+    # "503" and "balancer" are only in the retry commit's subject
+    assert _fts_top(idx, "load balancer 503")[:1] == [shas["retry"]]
+    # file names and touched definitions are searchable too
+    assert shas["cache"] in _fts_top(idx, "ResponseCache")
+
+
+def test_history_full_text_tokenizes_only_the_commits_a_run_adds(indexed, tmp_path, monkeypatch):
+    from askrepo import lexical
+
+    root, _, _, _ = indexed
+    clone = _clone(root, tmp_path)
+    index_history(clone, embedder=FakeEmbedder())
+    path = history_dir(clone, FakeEmbedder().model_id)
+    first = json.loads((path / META_FILE).read_text())["lexical"]
+    tokenized: list[str] = []
+    real = lexical._tokenize
+
+    def spy(docs, *args):
+        docs = list(docs)
+        tokenized.extend(d.id for d in docs)
+        return real(docs, *args)
+
+    monkeypatch.setattr(lexical, "_tokenize", spy)
+    (clone / "http" / "client.py").write_text(
+        (clone / "http" / "client.py").read_text() + "\n\ndef close():\n    return None\n"
+    )
+    _commit_all(clone, "Release sockets when the pool shuts down")
+    summary = index_history(clone, embedder=FakeEmbedder())
+    new_sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert summary.commits_added == 1 and tokenized == [new_sha]
+    second = json.loads((path / META_FILE).read_text())["lexical"]
+    assert second != first and [d.name for d in path.glob("lexical_*")] == [second]
+    idx = HistoryIndex.open(clone, embedder=FakeEmbedder())
+    assert _fts_top(idx, "sockets pool shuts")[:1] == [new_sha]
+    # nothing new: no full-text work, the same directory
+    tokenized.clear()
+    index_history(clone, embedder=FakeEmbedder())
+    assert tokenized == [] and json.loads((path / META_FILE).read_text())["lexical"] == second
+
+
+def test_lost_history_full_text_is_rebuilt_in_memory_then_written_again(indexed, tmp_path):
+    import shutil
+
+    root, _, _, _ = indexed
+    clone = _clone(root, tmp_path)
+    index_history(clone, embedder=FakeEmbedder())
+    path = history_dir(clone, FakeEmbedder().model_id)
+    name = json.loads((path / META_FILE).read_text())["lexical"]
+    before = HistoryIndex.open(clone, embedder=FakeEmbedder()).search("retry parser", k=8)
+    shutil.rmtree(path / name)
+    after = HistoryIndex.open(clone, embedder=FakeEmbedder()).search("retry parser", k=8)
+    assert [(h.sha, h.score, h.sources) for h in after.hits] == [
+        (h.sha, h.score, h.sources) for h in before.hits
+    ]
+    assert not (path / name).exists()  # a search writes nothing
+    again = index_history(clone, embedder=FakeEmbedder())
+    assert again.commits_added == 0
+    name2 = json.loads((path / META_FILE).read_text())["lexical"]
+    assert (path / name2 / "index.json").is_file()
+
+
+def test_history_index_from_before_keeps_lancedb_full_text_until_the_next_run(indexed, tmp_path):
+    """A history index written before askrepo's own full text (no ``lexical`` in meta.json,
+    a LanceDB full-text index on the table) is searched with LanceDB's until an index run
+    adds askrepo's, without re-embedding."""
+    import shutil
+
+    from lancedb.index import FTS
+
+    root, shas, _, _ = indexed
+    clone = _clone(root, tmp_path)
+    index_history(clone, embedder=FakeEmbedder())
+    path = history_dir(clone, FakeEmbedder().model_id)
+    meta = json.loads((path / META_FILE).read_text())
+    shutil.rmtree(path / meta.pop("lexical"))
+    import lancedb
+
+    tbl = lancedb.connect(str(path / "lance")).open_table(meta["table"])
+    tbl.create_index("fts", config=FTS(with_position=False, stem=True, remove_stop_words=True))
+    meta["table_version"] = tbl.version
+    (path / META_FILE).write_text(json.dumps(meta))
+    old = HistoryIndex.open(clone, embedder=FakeEmbedder())
+    assert old.full_text == "lancedb" and old.lexical_index() is None
+    assert _fts_top(old, "load balancer 503")[:1] == [shas["retry"]]
+    emb = FakeEmbedder()
+    summary = index_history(clone, embedder=emb)
+    assert summary.commits_added == 0 and emb.calls == 0
+    new = HistoryIndex.open(clone, embedder=FakeEmbedder())
+    assert new.full_text == "askrepo"
+    assert _fts_top(new, "load balancer 503")[:1] == [shas["retry"]]
+
+
 def test_no_history_index_says_how_to_build_it(repo, tmp_path):
     root, _ = repo
     with pytest.raises(NoIndexError, match="index --history"):
