@@ -480,7 +480,8 @@ def test_history_index_from_before_keeps_lancedb_full_text_until_the_next_run(in
     adds askrepo's, without re-embedding."""
     import shutil
 
-    from lancedb.index import FTS
+    import lancedb
+    from old_index import lancedb_fts_index
 
     root, shas, _, _ = indexed
     clone = _clone(root, tmp_path)
@@ -488,11 +489,8 @@ def test_history_index_from_before_keeps_lancedb_full_text_until_the_next_run(in
     path = history_dir(clone, FakeEmbedder().model_id)
     meta = json.loads((path / META_FILE).read_text())
     shutil.rmtree(path / meta.pop("lexical"))
-    import lancedb
-
     tbl = lancedb.connect(str(path / "lance")).open_table(meta["table"])
-    tbl.create_index("fts", config=FTS(with_position=False, stem=True, remove_stop_words=True))
-    meta["table_version"] = tbl.version
+    meta["table_version"] = lancedb_fts_index(tbl)
     (path / META_FILE).write_text(json.dumps(meta))
     old = HistoryIndex.open(clone, embedder=FakeEmbedder())
     assert old.full_text == "lancedb" and old.lexical_index() is None

@@ -217,15 +217,12 @@ def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, mo
 
 
 def _lancedb_fts_index(store) -> int:
-    """What index runs before askrepo.lexical built: LanceDB's own full-text index, with the
-    configuration ``askrepo history`` still uses (a new table version, returned)."""
+    """What index runs before askrepo.lexical built: LanceDB's own full-text index (a new
+    table version, returned)."""
     import lancedb
+    from old_index import lancedb_fts_index
 
-    from askrepo.history import _build_fts
-
-    tbl = lancedb.connect(store.path / "lance").open_table(store.meta().table)
-    _build_fts(tbl)
-    return tbl.version
+    return lancedb_fts_index(lancedb.connect(store.path / "lance").open_table(store.meta().table))
 
 
 def test_an_index_built_before_the_lexical_files_uses_lancedb_until_the_next_run(repo):
