@@ -251,30 +251,25 @@ class OnnxQueryEmbedder:
         self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) L2-normalised vectors of ``texts``, one model call, padded to the longest."""
-        encs = self._tok.encode_batch(list(texts))
-        width = max(len(e.ids) for e in encs)
-        ids = np.zeros((len(encs), width), dtype=np.int64)
-        mask = np.zeros((len(encs), width), dtype=np.int64)
-        for i, e in enumerate(encs):
-            ids[i, : len(e.ids)] = e.ids
-            mask[i, : len(e.ids)] = e.attention_mask
+    def _encode(self, text: str) -> np.ndarray:
+        """The L2-normalised (dim,) vector of one text, pooled as the spec says."""
+        enc = self._tok.encode(text)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        mask = np.asarray([enc.attention_mask], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]  # (n, seq, dim)
+        hidden = self._session.run(None, feed)[0]  # (1, seq, dim)
         if self.spec.pooling == "cls":
             pooled = hidden[:, 0]
         else:
             m = mask[..., None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        pooled = pooled.astype(np.float32)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.where(norms > 0, norms, 1.0)
+        vec = pooled[0].astype(np.float32)
+        return vec / (np.linalg.norm(vec) or 1.0)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([self.spec.query_prefix + text])[0]
+        return self._encode(self.spec.query_prefix + text)
 
     def embed_documents(
         self,
@@ -303,7 +298,7 @@ class OnnxEmbedder(OnnxQueryEmbedder):
             raise UsageError(f"batch_size must be at least 1, got {batch_size}")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            out[i] = self._encode([text])[0]
+            out[i] = self._encode(text)
             if progress is not None and ((i + 1) % batch_size == 0 or i + 1 == len(texts)):
                 progress(i + 1)
         return out
