@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from askrepo import config, modelfetch
-from askrepo.errors import ModelUnavailableError, UsageError
+from askrepo.errors import ModelUnavailableError, UsageError, at_least
 from askrepo.static_embed import DISTILL_VERSION
 
 
@@ -151,8 +151,7 @@ class FastembedEmbedder:
         rows put back in input order. ``progress`` is called after each batch with the number
         of texts embedded so far.
         """
-        if batch_size < 1:
-            raise UsageError(f"batch_size must be at least 1, got {batch_size}")
+        at_least("batch_size", batch_size, 1)
         n = len(texts)
         out = np.empty((n, self.dim), dtype=np.float32)
         order = length_order(texts)
@@ -294,8 +293,7 @@ class OnnxEmbedder(OnnxQueryEmbedder):
         batch_size: int = 32,
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
-        if batch_size < 1:
-            raise UsageError(f"batch_size must be at least 1, got {batch_size}")
+        at_least("batch_size", batch_size, 1)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             out[i] = self._encode(text)

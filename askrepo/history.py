@@ -257,8 +257,12 @@ def _write_meta(path: Path, meta: dict[str, Any]) -> None:
     write_json_atomic(path, META_FILE, meta)
 
 
-def _sql_list(values: Sequence[str]) -> str:
-    return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
+def _sha_batches(shas: Sequence[str], size: int = 200) -> Iterator[tuple[Sequence[str], str]]:
+    """The shas in batches of ``size``, each with its ``sha IN (...)`` condition (one
+    condition per batch keeps each SQL string short)."""
+    for i in range(0, len(shas), size):
+        part = shas[i : i + size]
+        yield part, "sha IN (" + ", ".join("'" + v.replace("'", "''") + "'" for v in part) + ")"
 
 
 def _model(model: str | None) -> tuple[str, str, int]:
@@ -343,8 +347,8 @@ def index_history(
         report("history: git log", len(reachable), len(reachable))
 
         removed_rows = [s for s in gone if seen[s] == ""]
-        for i in range(0, len(removed_rows), 200):
-            tbl.delete("sha IN " + _sql_list(removed_rows[i : i + 200]))
+        for _, condition in _sha_batches(removed_rows):
+            tbl.delete(condition)
         for s in gone:
             del seen[s]
 
@@ -527,9 +531,8 @@ def _table_docs(tbl: Any, shas: Sequence[str]) -> Iterator[Any]:
     """The full-text documents (``lexical.Doc``) of these commits, read from the table."""
     from .lexical import Doc
 
-    for i in range(0, len(shas), 200):
-        part = shas[i : i + 200]
-        q = tbl.search().where("sha IN " + _sql_list(part)).select(["sha", "fts"])
+    for part, condition in _sha_batches(shas):
+        q = tbl.search().where(condition).select(["sha", "fts"])
         for r in q.limit(len(part)).to_list():
             yield Doc(r["sha"], COMMIT_CLASS, r["fts"] or "", None)
 
@@ -718,8 +721,8 @@ class HistoryIndex:
             if lex is not None:
                 found = [sha for sha, _ in lex.search(fq, n)]
                 missing = [sha for sha in found if sha not in rows]
-                for i in range(0, len(missing), 200):
-                    for r in self.rows("sha IN " + _sql_list(missing[i : i + 200])):
+                for _, condition in _sha_batches(missing):
+                    for r in self.rows(condition):
                         rows[r["sha"]] = r
                 fts_ids = [sha for sha in found if sha in rows]
             else:  # a history index written before askrepo's full text: LanceDB's

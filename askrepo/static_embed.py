@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from askrepo import modelfetch
-from askrepo.errors import ModelUnavailableError, UsageError
+from askrepo.errors import ModelUnavailableError, at_least
 
 if TYPE_CHECKING:  # pragma: no cover
     from askrepo.embedder import ModelSpec
@@ -261,8 +261,7 @@ class StaticEmbedder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` -> (n, dim) float32, rows in input order (no batching effects)."""
-        if batch_size < 1:
-            raise UsageError(f"batch_size must be at least 1, got {batch_size}")
+        at_least("batch_size", batch_size, 1)
         n = len(texts)
         out = np.empty((n, self.dim), dtype=np.float32)
         block = max(batch_size, _BLOCK)

@@ -317,3 +317,8 @@ def test_the_query_embedder_does_not_busy_wait():
     light = load_query_embedder("minilm")
     opts = light._session.get_session_options()
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_batch_size_below_one_is_a_usage_error(model):
+    with pytest.raises(UsageError, match=r"batch_size must be at least 1 \(got 0\)"):
+        model.embed_documents(["x"], batch_size=0)

@@ -13,7 +13,7 @@ from test_embedder import TRIPLES
 
 from askrepo import embedder as emb
 from askrepo import modelfetch
-from askrepo.errors import ModelUnavailableError
+from askrepo.errors import ModelUnavailableError, UsageError
 
 pytestmark = pytest.mark.slow
 
@@ -112,3 +112,8 @@ def test_bge_index_and_dense_search_on_a_real_repository(tmp_path):
         hits = r.search(question, SearchOptions(k=3, mode="dense")).hits
         found += any(h.path == path and h.symbol == symbol for h in hits)
     assert found >= 0.8 * len(QUESTIONS), (found, len(QUESTIONS))
+
+
+def test_bge_batch_size_below_one_is_a_usage_error(bge):
+    with pytest.raises(UsageError, match="batch_size must be at least 1"):
+        bge.embed_documents(["x"], batch_size=0)

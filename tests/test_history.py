@@ -36,6 +36,7 @@ from askrepo.history import (
     META_FILE,
     CommitCitation,
     HistoryIndex,
+    _sha_batches,
     commit_citations,
     history_dir,
     index_history,
@@ -106,6 +107,15 @@ def test_parse_log_worked_example():
     assert files["logo.png"].binary and not files["logo.png"].hunks
     assert files["tést.py"].status == "A" and files["tést.py"].hunks == [(1, 2)]
     assert m.parents == ["d1", "d2"] and m.files == []
+
+
+def test_sha_batches_quote_and_split():
+    shas = ["a1", "b'2", "c3", "d4", "e5"]
+    out = list(_sha_batches(shas, size=2))
+    assert [list(part) for part, _ in out] == [["a1", "b'2"], ["c3", "d4"], ["e5"]]
+    assert out[0][1] == "sha IN ('a1', 'b''2')"
+    assert out[2][1] == "sha IN ('e5')"
+    assert list(_sha_batches([])) == []
 
 
 def test_hunk_span():

@@ -13,6 +13,7 @@ import pytest
 
 from askrepo import embedder as emb
 from askrepo import static_embed as se
+from askrepo.errors import UsageError
 
 # ------------------------------------------------------------------ pure functions, by hand
 
@@ -194,3 +195,8 @@ def test_damaged_table_is_one_line_error_naming_the_folder(tmp_path, monkeypatch
         emb.load_embedder("minilm-static")
     msg = str(err.value)
     assert str(folder) in msg and "delete that folder" in msg and "\n" not in msg
+
+
+def test_static_batch_size_below_one_is_a_usage_error(static):
+    with pytest.raises(UsageError, match="batch_size must be at least 1"):
+        static.embed_documents(["x"], batch_size=0)
