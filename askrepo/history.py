@@ -55,6 +55,7 @@ EMBED_CHARS = 1_500  # the model reads ~256 tokens; subject + the start of the b
 MAX_BODY_CHARS = 4_000  # longer bodies (pasted logs) are cut before storage
 LEXICAL_PREFIX = "lexical_"
 COMMIT_CLASS = "commit"  # the one file class of the history's full-text index
+FUSIONS = ("rrf", "score")
 _COLUMNS = ["sha", "date", "author", "subject", "body", "files", "renames", "defs"]
 
 # progress(stage, done, total); stages are named "history: …" (shown as they are).
@@ -693,48 +694,57 @@ class HistoryIndex:
             self._renames = rename_map(triples)
         return self._renames
 
-    def search(self, query: str, k: int = 8, mode: str = "hybrid") -> HistorySearchResult:
+    def search(
+        self, query: str, k: int = 8, mode: str = "hybrid", fusion: str = "rrf"
+    ) -> HistorySearchResult:
+        """The ``k`` commits best matching ``query``. ``fusion`` (hybrid only): ``"rrf"`` (the
+        default) or ``"score"`` (min-max score fusion; being measured, docs/history.md)."""
         from .identifiers import fts_query
-        from .retriever import dense_query_text, rrf
+        from .retriever import dense_query_text, rrf, score_fusion
 
         if not query or not query.strip():
             raise UsageError("The query is empty — describe the change you are looking for")
         at_least("k", k, 1)
         if mode not in ("dense", "fts", "hybrid"):
             raise UsageError(f"Unknown mode {mode!r} — use dense, fts or hybrid")
+        if fusion not in FUSIONS:
+            raise UsageError(f"Unknown fusion {fusion!r} — use score or rrf")
         t0 = time.perf_counter()
         n = max(50, k * 3)
         rows: dict[str, dict[str, Any]] = {}
-        lists: list[list[str]] = []
-        dense_ids: list[str] = []
-        fts_ids: list[str] = []
+        lists: list[list[tuple[str, float]]] = []
+        dense: list[tuple[str, float]] = []
+        lexical: list[tuple[str, float]] = []
         if self.count and mode in ("dense", "hybrid"):
             vec = [float(x) for x in self.embedder.embed_query(dense_query_text(query))]
             q = self.table.search(vec, vector_column_name="vector").metric("cosine")
             for r in q.select(_COLUMNS).limit(n).to_list():
                 rows[r["sha"]] = r
-                dense_ids.append(r["sha"])
-            lists.append(dense_ids)
+                dense.append((r["sha"], 1.0 - float(r.get("_distance") or 0.0)))
+            lists.append(dense)
         fq = fts_query(query)
         if self.count and fq and mode in ("fts", "hybrid"):
             lex = self.lexical_index()
             if lex is not None:
-                found = [sha for sha, _ in lex.search(fq, n)]
-                missing = [sha for sha in found if sha not in rows]
+                found = lex.search(fq, n)
+                missing = [sha for sha, _ in found if sha not in rows]
                 for _, condition in _sha_batches(missing):
                     for r in self.rows(condition):
                         rows[r["sha"]] = r
-                fts_ids = [sha for sha in found if sha in rows]
+                lexical = [(sha, s) for sha, s in found if sha in rows]
             else:  # a history index written before askrepo's full text: LanceDB's
                 with contextlib.suppress(Exception):  # no FTS index (e.g. an empty table)
                     q = self.table.search(fq, query_type="fts", fts_columns="fts")
                     for r in q.select(_COLUMNS).limit(n).to_list():
                         rows[r["sha"]] = r
-                        fts_ids.append(r["sha"])
-            lists.append(fts_ids)
-        fused = rrf(lists)[:k]
-        dr = {s: i for i, s in enumerate(dense_ids, 1)}
-        fr = {s: i for i, s in enumerate(fts_ids, 1)}
+                        lexical.append((r["sha"], float(r.get("_score") or 0.0)))
+            lists.append(lexical)
+        if fusion == "rrf" or len(lists) < 2:
+            fused = rrf([[sha for sha, _ in items] for items in lists])[:k]
+        else:
+            fused = score_fusion(lists, depth=n)[:k]
+        dr = {sha: i for i, (sha, _) in enumerate(dense, 1)}
+        fr = {sha: i for i, (sha, _) in enumerate(lexical, 1)}
         hits = [
             self._hit(i, rows[sha], score, {"dense": dr.get(sha), "fts": fr.get(sha)})
             for i, (sha, score) in enumerate(fused, 1)

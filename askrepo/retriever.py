@@ -1,7 +1,8 @@
 """Hybrid retrieval: dense + full-text, fused by Reciprocal Rank Fusion.
 
-The ranking-critical pieces are pure functions (``rrf``, ``detect_scope``, ``merge_overlaps``,
-``diversify``) tested with hand-worked numbers; ``Retriever.search`` wires them to the store.
+The ranking-critical pieces are pure functions (``rrf``, ``score_fusion``, ``detect_scope``,
+``merge_overlaps``, ``diversify``) tested with hand-worked numbers; ``Retriever.search`` wires
+them to the store.
 """
 
 from __future__ import annotations
@@ -58,6 +59,39 @@ def rrf(
                 continue
             seen.add(doc)
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
+    order = {doc: n for n, doc in enumerate(scores)}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def score_fusion(
+    scored: Sequence[Sequence[tuple[str, float]]],
+    weights: Sequence[float] | None = None,
+    depth: int = 50,
+) -> list[tuple[str, float]]:
+    """Min-max score fusion: ``score(d) = Σ_s w_s · scaled_s(d)``, where each list's scores
+    (higher is better, best first) are scaled to [0, 1] between its best score and its score at
+    rank ``depth`` (its last, if shorter); below that floor, or absent from a list, counts 0. A
+    list whose scores are all equal gives each of its documents 1.
+
+    Unlike ``rrf`` it keeps how far apart the scores are: a commit far ahead on one side stays
+    ahead of one that is merely second on both. Returns (id, score) best first; ties keep the
+    order of first appearance; a duplicate id inside one list counts at its first score only.
+    """
+    scores: dict[str, float] = {}
+    for i, items in enumerate(scored):
+        w = 1.0 if weights is None else weights[i]
+        if not items:
+            continue
+        top = items[0][1]
+        floor = items[min(depth, len(items)) - 1][1]
+        span = top - floor
+        seen: set[str] = set()
+        for doc, s in items:
+            if doc in seen:
+                continue
+            seen.add(doc)
+            scaled = 1.0 if span <= 0 else max(0.0, (s - floor) / span)
+            scores[doc] = scores.get(doc, 0.0) + w * scaled
     order = {doc: n for n, doc in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 

@@ -305,6 +305,22 @@ def test_search_ranks_the_commit_and_cites_head_spans(indexed):
         HistoryIndex.open(root, embedder=emb).search("  ")
 
 
+def test_search_fuses_by_score_or_by_rank(indexed):
+    root, shas, emb, _ = indexed
+    idx = HistoryIndex.open(root, embedder=emb)
+    by_score = idx.search("load balancer deploy 503", k=5, fusion="score")
+    by_rank = idx.search("load balancer deploy 503", k=5)
+    assert by_score.hits[0].sha == by_rank.hits[0].sha == shas["retry"]
+    # min-max fusion: first on both sides scores 1 + 1; RRF: 2 / 61
+    assert by_score.hits[0].score == 2.0
+    assert by_rank.hits[0].score == pytest.approx(2 / 61, abs=1e-6)
+    # one side only: its own order, RRF scores (nothing to fuse)
+    fts = idx.search("load balancer deploy 503", k=5, mode="fts")
+    assert fts.hits[0].score == pytest.approx(1 / 61, abs=1e-6)
+    with pytest.raises(UsageError, match="Unknown fusion 'max'"):
+        idx.search("deploy", fusion="max")
+
+
 def test_incremental_run_embeds_only_new_commits(indexed, tmp_path):
     root, shas, _, _ = indexed
     clone = tmp_path / "clone"

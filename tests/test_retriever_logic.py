@@ -12,6 +12,7 @@ from askrepo.retriever import (
     diversify,
     merge_overlaps,
     rrf,
+    score_fusion,
 )
 
 
@@ -32,6 +33,41 @@ def test_rrf_weights_and_small_k():
     assert [d for d, _ in fused] == ["z", "x", "y"]
     assert dict(fused)["z"] == pytest.approx(1.5)
     assert dict(fused)["x"] == pytest.approx(1 / 2 + 1 / 3)
+
+
+def test_score_fusion_hand_worked_keeps_a_lead_rrf_loses():
+    # dense: x .9, y .5, z .4 -> span .5: x 1, y .2, z 0
+    # fts:   w 8,  y 7,  z 0  -> span 8:  w 1, y .875, z 0
+    # y 1.075 > x 1.0 = w 1.0 (tie: x appeared first) > z 0
+    dense = [("x", 0.9), ("y", 0.5), ("z", 0.4)]
+    fts = [("w", 8.0), ("y", 7.0), ("z", 0.0)]
+    fused = score_fusion([dense, fts])
+    assert [d for d, _ in fused] == ["y", "x", "w", "z"]
+    assert dict(fused)["y"] == pytest.approx(0.2 + 0.875)
+    assert dict(fused)["z"] == 0.0
+    # RRF ranks z, third on both sides, above x and w, each first on one side
+    assert [d for d, _ in rrf([[d for d, _ in dense], [d for d, _ in fts]])] == [
+        "y",
+        "z",
+        "x",
+        "w",
+    ]
+
+
+def test_score_fusion_depth_weights_ties_duplicates_and_empty():
+    # depth 2: the floor is b's .5; c below it counts 0, not a negative score
+    assert score_fusion([[("a", 1.0), ("b", 0.5), ("c", 0.2)]], depth=2) == [
+        ("a", 1.0),
+        ("b", 0.0),
+        ("c", 0.0),
+    ]
+    # equal scores: each counts 1; weights scale a whole list
+    fused = score_fusion([[("a", 3.0), ("b", 3.0)], [("c", 1.0), ("a", 0.0)]], weights=[1, 3])
+    assert fused == [("c", 3.0), ("a", 1.0), ("b", 1.0)]
+    # a duplicate counts at its first score only (its 0 is still the floor); an empty list adds
+    # nothing
+    assert score_fusion([[("a", 2.0), ("b", 1.0), ("a", 0.0)], []]) == [("a", 1.0), ("b", 0.5)]
+    assert score_fusion([]) == []
 
 
 def test_rrf_duplicate_in_one_list_counts_once_and_empty_lists():
