@@ -708,7 +708,7 @@ class HistoryIndex:
         if mode not in ("dense", "fts", "hybrid"):
             raise UsageError(f"Unknown mode {mode!r} — use dense, fts or hybrid")
         if fusion not in FUSIONS:
-            raise UsageError(f"Unknown fusion {fusion!r} — use score or rrf")
+            raise UsageError(f"Unknown fusion {fusion!r} — use {' or '.join(FUSIONS)}")
         t0 = time.perf_counter()
         n = max(50, k * 3)
         rows: dict[str, dict[str, Any]] = {}

@@ -43,10 +43,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bugs_from_changelog import CHANGELOGS  # noqa: E402 (this script's directory)
+
 from askrepo.evaluate import mcnemar_exact, paired_counts  # noqa: E402
 from askrepo.history import HistoryIndex, index_history  # noqa: E402
 
-CHANGELOGS = ("CHANGES.rst", "CHANGES.md", "CHANGES", "CHANGELOG.md", "CHANGELOG.rst", "CHANGELOG")
 BULLET = re.compile(r"^(\s*)[-*+]\s+(\S.*)$")
 # a reference as written: kind ("issue" / "pr"), number, and the text to look for in history
 REF_ROLE = re.compile(r"(?:\{(issue|pr)\}|:(issue|pr):)`(\d+)`")
