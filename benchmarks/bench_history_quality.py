@@ -1,7 +1,7 @@
 """Quality of `askrepo search --history` on a project's own changelog (by hand, not a test).
 
     .venv/bin/python benchmarks/bench_history_quality.py --repo WORKTREE --owner pallets \\
-        --project click [--modes hybrid,score,dense,fts] [--k 10] [--model minilm] [--out rows.json]
+        --project click [--modes hybrid,rrf,dense,fts] [--k 10] [--model minilm] [--out rows.json]
 
 A changelog describes each change in words written apart from the commit message, for users
 ("`confirm()` strips ANSI codes from the prompt when the output does not support them"). Each
@@ -20,7 +20,7 @@ Only gold commits the history index holds count (merges and skipped commits are 
 entries with none, or of fewer than four words, are left out. ``--repo`` must be a work tree
 (``git clone`` of a fetched git directory); its history is indexed (``index_history``,
 incremental) with the real embedding model into ``ASKREPO_HOME``. Modes: ``hybrid`` (the
-default search: reciprocal rank fusion), ``score`` (hybrid, min-max score fusion), ``dense``,
+default search: min-max score fusion), ``rrf`` (hybrid, reciprocal rank fusion), ``dense``,
 ``fts``. Every question is searched in
 each mode; a question counts at the rank of the first gold commit: Acc@1, Acc@5, Acc@10 and
 MRR@10, and hybrid against each other mode paired on Acc@5 (exact McNemar). Deterministic for
@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -43,7 +42,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bugs_from_changelog import CHANGELOGS  # noqa: E402 (this script's directory)
+from bugs_from_changelog import CHANGELOGS, git  # noqa: E402 (this script's directory)
 
 from askrepo.evaluate import mcnemar_exact, paired_counts  # noqa: E402
 from askrepo.history import HistoryIndex, index_history  # noqa: E402
@@ -53,12 +52,6 @@ BULLET = re.compile(r"^(\s*)[-*+]\s+(\S.*)$")
 REF_ROLE = re.compile(r"(?:\{(issue|pr)\}|:(issue|pr):)`(\d+)`")
 MERGE = re.compile(r"^Merge pull request #(\d+)\b")
 SQUASH = re.compile(r"\(#(\d+)\)\s*$")
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 def entries(text: str) -> list[str]:
@@ -103,29 +96,29 @@ def clean(entry: str, owner: str, project: str) -> str:
     return s[:600]
 
 
-def pull_request_commits(repo: Path) -> dict[int, set[str]]:
+def pull_request_commits(g: Path) -> dict[int, set[str]]:
     """Non-merge commits of each pull request: squash merges by their ``(#N)`` subject, merge
     commits by the commits they brought in."""
     prs: dict[int, set[str]] = {}
-    for line in git(repo, "log", "--format=%H%x00%P%x00%s").splitlines():
+    for line in git(g, "log", "--format=%H%x00%P%x00%s").splitlines():
         sha, parents, subject = line.split("\0", 2)
         ps = parents.split()
         if len(ps) == 2 and (m := MERGE.match(subject)):
-            inside = git(repo, "rev-list", "--no-merges", f"{ps[0]}..{ps[1]}").split()
+            inside = git(g, "rev-list", "--no-merges", f"{ps[0]}..{ps[1]}").split()
             prs.setdefault(int(m.group(1)), set()).update(inside)
         elif len(ps) == 1 and (m := SQUASH.search(subject)):
             prs.setdefault(int(m.group(1)), set()).add(sha)
     return prs
 
 
-def is_change(repo: Path, sha: str) -> bool:
+def is_change(g: Path, sha: str) -> bool:
     """Whether the commit that added a changelog reference is the change itself: it touches a
     file besides the changelog, and adds at most five references (not a changelog rewrite such
     as "reformat changelog", nor a commit that only adds the entry or its PR number)."""
-    files = git(repo, "show", "--format=", "--name-only", sha).split()
+    files = git(g, "show", "--format=", "--name-only", sha).split()
     if all(f.rsplit("/", 1)[-1] in CHANGELOGS for f in files):
         return False
-    diff = git(repo, "show", "--format=", "-U0", sha, "--", *CHANGELOGS)
+    diff = git(g, "show", "--format=", "-U0", sha, "--", *CHANGELOGS)
     added = [ln for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     return (
         sum(len(REF_ROLE.findall(ln)) + ln.count("/issues/") + ln.count("/pull/") for ln in added)
@@ -133,13 +126,13 @@ def is_change(repo: Path, sha: str) -> bool:
     )
 
 
-def build_cases(repo: Path, owner: str, project: str) -> list[dict]:
-    tracked = git(repo, "ls-tree", "-r", "--name-only", "HEAD").split()
+def build_cases(g: Path, owner: str, project: str) -> list[dict]:
+    tracked = git(g, "ls-tree", "-r", "--name-only", "HEAD").split()
     names = [f for f in tracked if "/" not in f and re.match(r"CHANGES|CHANGELOG", f)]
     if not names:
-        sys.exit(f"no CHANGES* / CHANGELOG* file at HEAD of {repo}")
-    text = git(repo, "show", f"HEAD:{names[0]}")
-    prs = pull_request_commits(repo)
+        sys.exit(f"no CHANGES* / CHANGELOG* file at HEAD of {g}")
+    text = git(g, "show", f"HEAD:{names[0]}")
+    prs = pull_request_commits(g)
     added: dict[str, str | None] = {}
     cases = []
     for entry in entries(text):
@@ -150,8 +143,8 @@ def build_cases(repo: Path, owner: str, project: str) -> list[dict]:
         gold: set[str] = set()
         for kind, n, token in refs:
             if token not in added:
-                log = git(repo, "log", "--format=%H", "-S", token, "--", *CHANGELOGS).split()
-                added[token] = log[-1] if log and is_change(repo, log[-1]) else None
+                log = git(g, "log", "--format=%H", "-S", token, "--", *CHANGELOGS).split()
+                added[token] = log[-1] if log and is_change(g, log[-1]) else None
             if added[token]:
                 gold.add(added[token])
             if kind == "pr":
@@ -166,7 +159,7 @@ def main() -> None:
     ap.add_argument("--repo", required=True, type=Path)
     ap.add_argument("--owner", required=True)
     ap.add_argument("--project", required=True)
-    ap.add_argument("--modes", default="hybrid,score,dense,fts")
+    ap.add_argument("--modes", default="hybrid,rrf,dense,fts")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--model", default=None)
     ap.add_argument("--out", type=Path)
@@ -177,7 +170,7 @@ def main() -> None:
     idx = HistoryIndex.open(repo, model=args.model)
     indexed = {r["sha"] for r in idx.rows()}
     cases = []
-    for c in build_cases(repo, args.owner, args.project):
+    for c in build_cases(repo / ".git", args.owner, args.project):
         c["gold"] = sorted(c["gold"] & indexed)
         if c["gold"]:
             cases.append(c)
@@ -187,8 +180,8 @@ def main() -> None:
     for c in cases:
         c["rank"] = {}
         for mode in modes:
-            if mode == "score":  # hybrid, min-max score fusion (opt-in, being measured)
-                hits = idx.search(c["query"], k=args.k, mode="hybrid", fusion="score").hits
+            if mode == "rrf":  # hybrid, reciprocal rank fusion (the default until session 26)
+                hits = idx.search(c["query"], k=args.k, mode="hybrid", fusion="rrf").hits
             else:
                 hits = idx.search(c["query"], k=args.k, mode=mode).hits
             rank = next((h.rank for h in hits if h.sha in c["gold"]), None)

@@ -308,8 +308,8 @@ def test_search_ranks_the_commit_and_cites_head_spans(indexed):
 def test_search_fuses_by_score_or_by_rank(indexed):
     root, shas, emb, _ = indexed
     idx = HistoryIndex.open(root, embedder=emb)
-    by_score = idx.search("load balancer deploy 503", k=5, fusion="score")
-    by_rank = idx.search("load balancer deploy 503", k=5)
+    by_score = idx.search("load balancer deploy 503", k=5)  # the default
+    by_rank = idx.search("load balancer deploy 503", k=5, fusion="rrf")
     assert by_score.hits[0].sha == by_rank.hits[0].sha == shas["retry"]
     # min-max fusion: first on both sides scores 1 + 1; RRF: 2 / 61
     assert by_score.hits[0].score == 2.0
