@@ -162,4 +162,14 @@ if want c-ares; then
         "$ROOT"/c-ares/include/*.dist "$ROOT/c-ares/include/CMakeLists.txt" "$ROOT/c-ares/src/lib/CMakeLists.txt" \
         "$ROOT"/c-ares/src/lib/*.am "$ROOT"/c-ares/src/lib/*.in "$ROOT"/c-ares/src/lib/*.inc
 fi
+if want typer; then  # the whole sdist: typer/ with tests/ and the docs' 300 example programs
+    fresh typer
+    src=$(pypi_sdist typer==0.29.2)
+    copy typer "$src" .
+fi
+if want sqlmodel; then
+    fresh sqlmodel
+    src=$(pypi_sdist sqlmodel==0.0.50)
+    copy sqlmodel "$src" .
+fi
 echo "corpora in $ROOT" >&2
