@@ -30,10 +30,12 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   that starts at line 1: module doc, imports, constants) scores HEADER_FACTOR: it says what the file
   is about, while the question asks for the code that does it (``infile`` brings that in).
 * ``priors``: legacy / compat / vendored / example directories and re-export files are demoted
-  unless the query names them (``path_prior``); so are tests inside code files unless the
+  unless the query names them, and code under a docs directory (``docs_src/``) unless the
+  question is about docs or examples (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``), and platform variants (``src/win/``,
   ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
-  a C/C++ header window that only lists declarations (``declaration_prior``).
+  a C/C++ header window that only lists declarations (``declaration_prior``), and a Python
+  window that is mostly documentation passed as arguments (``signature_docs_prior``).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
@@ -132,10 +134,13 @@ COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as stron
 COHERENCE_POOL = 30  # only the top candidates count as evidence
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
+PRIOR_DOC_CODE = 0.7  # code under docs/, doc/, docs_src/, docs-examples/ …: the docs' examples
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 PRIOR_PLATFORM = 0.8  # a Windows / macOS / QNX … variant, for a question naming no platform
 PRIOR_DECLARATIONS = 0.8  # a C/C++ header window that is a list of declarations (prototypes)
 DECLARATION_SHARE = 0.3  # of its code lines are function declarations for a window to be a list
+PRIOR_SIGNATURE_DOCS = 0.5  # a Python chunk that is mostly documentation passed as arguments
+SIGNATURE_DOC_SHARE = 0.5  # of its non-blank lines inside multi-line strings given to a call
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -598,6 +603,19 @@ _BARREL_LINE = re.compile(
 )
 
 
+# words of a question about documentation or examples: code under a docs directory keeps its place
+_DOC_QUERY_WORDS = frozenset(
+    "doc docs documentation documented tutorial tutorials example examples sample".split()
+)
+_DOC_DIR_WORDS = frozenset({"doc", "docs", "documentation"})
+
+
+def is_doc_dir(name: str) -> bool:
+    """A directory of documentation: ``docs``, ``doc``, or a name that starts with one of them
+    (``docs_src``, ``doc-examples``, ``docs_snippets``; not ``docker`` or ``doctest``)."""
+    return re.split(r"[_\-.]+", name.lower().lstrip("_"), maxsplit=1)[0] in _DOC_DIR_WORDS
+
+
 def _query_tokens(q: Query) -> set[str]:
     return {t.lower() for t in re.findall(r"[A-Za-z0-9_]+", q.text)}
 
@@ -685,7 +703,10 @@ def path_prior(path: str, text: str, q: Query) -> float:
     """Demotion factor of a candidate's path (1 = none).
 
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor, third_party,
-    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored); PRIOR_REEXPORT for
+    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored); else PRIOR_DOC_CODE
+    for code under a documentation directory (``is_doc_dir``: ``docs/``, ``docs_src/`` —
+    FastAPI-style projects keep hundreds of example programs there), unless the question is
+    about docs or examples; PRIOR_REEXPORT for
     ``__init__.py``, ``package-info.java``, ``.d.ts`` stubs and ``index.*`` / ``mod.rs`` barrels
     (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
     """
@@ -695,6 +716,8 @@ def path_prior(path: str, text: str, q: Query) -> float:
     legacy = names & _LEGACY_DIRS
     if legacy and not (legacy & _query_tokens(q)):
         factor *= PRIOR_LEGACY
+    elif any(is_doc_dir(d) for d in dirs) and not (_DOC_QUERY_WORDS & _query_tokens(q)):
+        factor *= PRIOR_DOC_CODE
     base = path.rsplit("/", 1)[-1].lower()
     if (
         base in ("__init__.py", "package-info.java")
@@ -769,6 +792,90 @@ def declaration_prior(h: Any, q: Query) -> float:
         return 1.0
     declared = _declaration_lines(lines)
     return PRIOR_DECLARATIONS if declared >= DECLARATION_SHARE * len(lines) else 1.0
+
+
+def _triple_quotes(text: str) -> list[int]:
+    """Offsets of the triple quotes in ``text`` (``\"\"\"`` or ``'''``), in order, not overlapping
+    (str.find: a regex alternation is ten times slower on a typical chunk)."""
+    out: list[int] = []
+    i = 0
+    while True:
+        found = [j for j in (text.find('"""', i), text.find("'''", i)) if j >= 0]
+        if not found:
+            return out
+        out.append(min(found))
+        i = out[-1] + 3
+
+
+def argument_doc_share(text: str) -> float:
+    """Share of ``text``'s non-blank lines inside multi-line triple-quoted strings that are
+    arguments of a call: preceded by ``(`` or ``,`` or followed by ``)`` or ``,`` (string
+    prefixes such as ``r`` aside). A docstring (a statement of its own) or a constant's value
+    (after ``=``) is not one. A window may be cut inside a string, so the text is read both
+    ways (a string open before it, or not) and the larger share is taken.
+    """
+    if '"""' not in text and "'''" not in text:
+        return 0.0
+    quotes = _triple_quotes(text)
+
+    def opens_argument(q: int) -> bool:  # ( or , before the quote (a string prefix aside)
+        return text[max(0, q - 80) : q].rstrip().rstrip("rRbBuUfF").endswith(("(", ","))
+
+    def closes_argument(q: int) -> bool:  # ) or , after the quote
+        return text[q + 3 : q + 83].lstrip().startswith((")", ","))
+
+    if not any(opens_argument(q) or closes_argument(q) for q in quotes):
+        return 0.0
+    lines = text.split("\n")
+    nonblank = sum(1 for ln in lines if ln.strip())
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln) + 1)
+
+    def line_of(pos: int) -> int:
+        lo, hi = 0, len(lines) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= pos:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def covered(pairs: list[tuple[int, int]]) -> int:
+        inside: set[int] = set()
+        for a, b in pairs:  # a: opening quote (-1: before the text), b: closing (len: after)
+            first, last = line_of(max(a, 0)), line_of(min(b, len(text) - 1))
+            if first == last:
+                continue
+            if (a >= 0 and opens_argument(a)) or (b < len(text) and closes_argument(b)):
+                inside.update(i for i in range(first, last + 1) if lines[i].strip())
+        return len(inside)
+
+    # read from the start (the quotes pair up) or as a window cut inside a string (the first
+    # quote closes a string opened before the text); a quote left over opens one to the end
+    odd = len(quotes) % 2 == 1
+    from_start = [*quotes, len(text)] if odd else quotes
+    inside = [-1, *quotes] if odd else [-1, *quotes, len(text)]
+    best = max(
+        covered(list(zip(from_start[::2], from_start[1::2], strict=True))),
+        covered(list(zip(inside[::2], inside[1::2], strict=True))),
+    )
+    return best / nonblank
+
+
+def signature_docs_prior(h: Any, q: Query) -> float:
+    """PRIOR_SIGNATURE_DOCS for a Python chunk at least SIGNATURE_DOC_SHARE of whose lines are
+    documentation written into call arguments (``argument_doc_share``): PEP 727's
+    ``Annotated[str, Doc("...")]`` parameters, hundreds of lines of them in typer's ``Option``
+    and ``Argument`` and in FastAPI's path operations and parameter functions, or a
+    ``@deprecated("...")`` notice. Such a window holds the words of every question about the
+    feature its parameters configure, while the code that does it is elsewhere. Symbol
+    queries are left alone (their definitions are pinned)."""
+    if q.kind == SYMBOL or not h.path.endswith((".py", ".pyi")):
+        return 1.0
+    share = argument_doc_share(h.text)
+    return PRIOR_SIGNATURE_DOCS if share >= SIGNATURE_DOC_SHARE else 1.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1372,6 +1479,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
             * symbol_prior(h.symbol, q)
             * platform_prior(h.path, h.symbol, q)
             * declaration_prior(h, q)
+            * signature_docs_prior(h, q)
             for s, h in zip(scores, hits, strict=True)
         ]
     if "mentions" not in off:

@@ -96,12 +96,79 @@ def test_path_prior():
     assert ranking.path_prior("pkg/v1/config.py", "", parse_query("the v1 config")) == 1.0
 
 
+def test_code_under_a_docs_directory_is_the_docs_examples():
+    q = parse_query("how are command line options parsed")
+    # typer / sqlmodel / FastAPI keep hundreds of example programs in docs_src/
+    assert ranking.path_prior("docs_src/options/tutorial001.py", "", q) == ranking.PRIOR_DOC_CODE
+    assert ranking.path_prior("docs/conf.py", "", q) == ranking.PRIOR_DOC_CODE
+    assert ranking.path_prior("typer/core.py", "", q) == 1.0
+    # docker/ and doctest/ are not docs; examples/ under docs/ counts once, as an example
+    assert ranking.path_prior("docker/build.py", "", q) == 1.0
+    assert ranking.path_prior("src/doctest/run.py", "", q) == 1.0
+    assert ranking.path_prior("docs/examples/app.py", "", q) == ranking.PRIOR_LEGACY
+    # a question about the docs or their examples keeps them
+    about = parse_query("the tutorial example of an option with a default")
+    assert ranking.path_prior("docs_src/options/tutorial001.py", "", about) == 1.0
+    assert [ranking.is_doc_dir(d) for d in ("docs", "doc-examples", "_docs", "documentation")] == [
+        True
+    ] * 4
+
+
 def test_index_files_are_demoted_only_when_they_re_export():
     q = parse_query("router")
     barrel = "export * from './router';\nexport { Route } from './route';\n"
     code = "export function route(a) {\n  return a + 1;\n}\n"
     assert ranking.path_prior("src/index.ts", barrel, q) == ranking.PRIOR_REEXPORT
     assert ranking.path_prior("src/index.ts", code, q) == 1.0
+
+
+SIGNATURE_WINDOW = """    callback: Annotated[
+        Callable[..., Any] | None,
+        Doc(
+            \"\"\"
+            A function called with the value of the option,
+            before the command runs.
+            \"\"\"
+        ),
+    ] = None,
+    min: Annotated[
+        int | None,
+        Doc(
+            \"\"\"
+            The smallest number allowed.
+            \"\"\"
+        ),
+    ] = None,"""
+
+
+def test_documentation_written_into_arguments():
+    # 17 non-blank lines; the two Doc strings cover lines 4-7 and 13-15: 7 of 17
+    assert ranking.argument_doc_share(SIGNATURE_WINDOW) == pytest.approx(7 / 17)
+    # the same window cut inside the first string (it starts at "A function called"):
+    # read with a string open before it, lines 1-3 and 9-11 are documentation: 6 of 13
+    cut = SIGNATURE_WINDOW.split("\n", 4)[4]
+    assert ranking.argument_doc_share(cut) == pytest.approx(6 / 13)
+    # a docstring and a constant's value are not arguments
+    func = 'def f(x):\n    """\n    Add one.\n    """\n    return x + 1'
+    assert ranking.argument_doc_share(func) == 0.0
+    const = 'SCRIPT = """\ncomplete -F _f prog\n"""\n'
+    assert ranking.argument_doc_share(const) == 0.0
+    # a deprecation notice given to a decorator is
+    dep = '@deprecated(\n    """\n    Use exec() instead.\n    """\n)\ndef query(self):\n    pass'
+    assert ranking.argument_doc_share(dep) == pytest.approx(3 / 7)
+
+
+def test_a_window_of_signature_docs_yields_to_code():
+    q = parse_query("force a number into the allowed range")
+    docs = hit("typer/params.py", 0.04, text=SIGNATURE_WINDOW)
+    longer = SIGNATURE_WINDOW.replace("The smallest number allowed.", "a\nb\nc\nd\ne")
+    heavy = replace(docs, text=longer)
+    # 7 / 17 = 0.41 < SIGNATURE_DOC_SHARE: kept; with 4 more doc lines 11 / 21 = 0.52: demoted
+    assert ranking.signature_docs_prior(docs, q) == 1.0
+    assert ranking.signature_docs_prior(heavy, q) == ranking.PRIOR_SIGNATURE_DOCS
+    # a symbol query keeps its definition; other languages are not read
+    assert ranking.signature_docs_prior(heavy, parse_query("Option")) == 1.0
+    assert ranking.signature_docs_prior(replace(heavy, path="lib/params.rb"), q) == 1.0
 
 
 def test_a_platform_variant_yields_to_the_default_implementation():
