@@ -34,8 +34,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   question is about docs or examples (``path_prior``); so are tests inside code files unless the
   question is about tests (``symbol_prior``), and platform variants (``src/win/``,
   ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
-  a C/C++ header window that only lists declarations (``declaration_prior``), and a Python
-  window that is mostly documentation passed as arguments (``signature_docs_prior``).
+  a C/C++ header window that only lists declarations (``declaration_prior``), a Python
+  window that is mostly documentation passed as arguments (``signature_docs_prior``) and a
+  Python ``@overload`` stub (``overload_prior``).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
@@ -141,6 +142,7 @@ PRIOR_DECLARATIONS = 0.8  # a C/C++ header window that is a list of declarations
 DECLARATION_SHARE = 0.3  # of its code lines are function declarations for a window to be a list
 PRIOR_SIGNATURE_DOCS = 0.5  # a Python chunk that is mostly documentation passed as arguments
 SIGNATURE_DOC_SHARE = 0.5  # of its non-blank lines inside multi-line strings given to a call
+PRIOR_OVERLOAD = 0.5  # a Python @overload stub: a type signature, the implementation is elsewhere
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -864,6 +866,25 @@ def argument_doc_share(text: str) -> float:
     return best / nonblank
 
 
+_OVERLOAD = re.compile(r"^[ \t]*@(?:typing\.|t\.|typing_extensions\.)?overload\b", re.M)
+
+
+def is_overload_stub(chunk: Any) -> bool:
+    """A Python definition decorated ``@overload`` (``typing.overload``): one of the type
+    signatures of a name whose implementation is the undecorated definition after them."""
+    return chunk.path.endswith((".py", ".pyi")) and bool(_OVERLOAD.search(chunk.text))
+
+
+def overload_prior(h: Any, q: Query) -> float:
+    """PRIOR_OVERLOAD for an ``@overload`` stub (``is_overload_stub``) unless the query is a
+    symbol: sqlmodel's ``Field`` has three stubs of 45 lines each, full of the parameter names
+    every question about fields uses, and ``select`` thirty. (For a symbol query
+    ``definition_key`` puts the implementation before the stubs.)"""
+    if q.kind == SYMBOL:
+        return 1.0
+    return PRIOR_OVERLOAD if is_overload_stub(h) else 1.0
+
+
 def signature_docs_prior(h: Any, q: Query) -> float:
     """PRIOR_SIGNATURE_DOCS for a Python chunk at least SIGNATURE_DOC_SHARE of whose lines are
     documentation written into call arguments (``argument_doc_share``): PEP 727's
@@ -1022,10 +1043,11 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
        struct, not the function ``ares_query`` in ares_query.c);
     1. the file's stem matches the name (``Field`` -> fields.py, ``HttpClient`` -> http_client.go);
     2. not demoted by a path prior (a ``v1/`` copy after the current one);
-    3. type-level definitions (class, struct, trait, interface: kind ``class``) before functions
+    3. an implementation before its ``@overload`` stubs (``is_overload_stub``);
+    4. type-level definitions (class, struct, trait, interface: kind ``class``) before functions
        before methods;
-    4. the first window of a long definition (the one with its signature) before later ones;
-    5. the fused dense/FTS score.
+    5. the first window of a long definition (the one with its signature) before later ones;
+    6. the fused dense/FTS score.
     """
     stem, _ = split_path(chunk.path)
     last = name.split(".")[-1]
@@ -1043,6 +1065,7 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
         wrong_kind,
         not stem_match,
         prior,
+        is_overload_stub(chunk),
         kind,
         not first,
         -base,
@@ -1480,6 +1503,7 @@ def rescore(hits: Sequence[Any], q: Query, disabled: Iterable[str] = ()) -> list
             * platform_prior(h.path, h.symbol, q)
             * declaration_prior(h, q)
             * signature_docs_prior(h, q)
+            * overload_prior(h, q)
             for s, h in zip(scores, hits, strict=True)
         ]
     if "mentions" not in off:

@@ -372,6 +372,37 @@ def test_definition_key_prefers_the_trait_over_impl_methods():
     assert ranking.order_definitions(found, q, {"impl": 0.1}) == ["trait", "impl"]
 
 
+STUB = "@overload\ndef Field(default: Any, *, primary_key: bool = False) -> Any: ..."
+IMPL = "def Field(default: Any = Undefined, *, primary_key: bool = False) -> Any:\n    return info"
+
+
+def test_an_overload_stub_yields_to_the_implementation():
+    # sqlmodel: three @overload stubs of Field before the implementation
+    found = [
+        ("stub1", chunk("sqlmodel/main.py", "Field", "function", 241, STUB)),
+        ("stub2", chunk("sqlmodel/main.py", "Field", "function", 289, STUB)),
+        ("impl", chunk("sqlmodel/main.py", "Field", "function", 389, IMPL)),
+    ]
+    base = {"stub1": 0.05, "stub2": 0.04, "impl": 0.03}
+    # a symbol query: the implementation first though its fused score is the lowest
+    assert ranking.order_definitions(found, parse_query("Field"), base) == [
+        "impl",
+        "stub1",
+        "stub2",
+    ]
+    # a question in words: a stub scores PRIOR_OVERLOAD (0.05 * 0.5 = 0.025 < 0.03)
+    q = parse_query("which column options can a field set")
+    assert ranking.overload_prior(found[0][1], q) == ranking.PRIOR_OVERLOAD == 0.5
+    assert ranking.overload_prior(found[2][1], q) == 1.0
+    assert ranking.overload_prior(found[0][1], parse_query("Field")) == 1.0
+    # typing.overload spelled out counts; a name that only starts with "overload" does not
+    assert ranking.is_overload_stub(chunk("a.py", "f", "function", text="@typing.overload\ndef f"))
+    assert not ranking.is_overload_stub(
+        chunk("a.py", "f", "function", text="@overloaded\ndef f(): ...")
+    )
+    assert not ranking.is_overload_stub(chunk("a.ts", "f", "function", text=STUB))
+
+
 def test_definition_key_follows_the_kind_word_of_a_symbol_query():
     found = [
         ("fn", chunk("src/lib/ares_query.c", "ares_query", kind="function")),
