@@ -77,6 +77,7 @@ Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -796,6 +797,9 @@ def declaration_prior(h: Any, q: Query) -> float:
     return PRIOR_DECLARATIONS if declared >= DECLARATION_SHARE * len(lines) else 1.0
 
 
+_PYTHON_SUFFIXES = (".py", ".pyi")
+
+
 def _triple_quotes(text: str) -> list[int]:
     """Offsets of the triple quotes in ``text`` (``\"\"\"`` and ``'''``), in order (str.find,
     one pass per kind: a regex alternation is ten times slower on a typical chunk)."""
@@ -834,15 +838,8 @@ def argument_doc_share(text: str) -> float:
     for ln in lines:
         starts.append(starts[-1] + len(ln) + 1)
 
-    def line_of(pos: int) -> int:
-        lo, hi = 0, len(lines) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if starts[mid] <= pos:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+    def line_of(pos: int) -> int:  # the 0-based line holding offset pos
+        return bisect.bisect_right(starts, pos) - 1
 
     def covered(pairs: list[tuple[int, int]]) -> int:
         inside: set[int] = set()
@@ -873,7 +870,7 @@ def is_overload_stub(chunk: Any) -> bool:
     """A Python definition decorated ``@overload`` (``typing.overload``): one of the type
     signatures of a name whose implementation is the undecorated definition after them."""
     return (
-        chunk.path.endswith((".py", ".pyi"))
+        chunk.path.endswith(_PYTHON_SUFFIXES)
         and "overload" in chunk.text
         and bool(_OVERLOAD.search(chunk.text))
     )
@@ -897,7 +894,7 @@ def signature_docs_prior(h: Any, q: Query) -> float:
     ``@deprecated("...")`` notice. Such a window holds the words of every question about the
     feature its parameters configure, while the code that does it is elsewhere. Symbol
     queries are left alone (their definitions are pinned)."""
-    if q.kind == SYMBOL or not h.path.endswith((".py", ".pyi")):
+    if q.kind == SYMBOL or not h.path.endswith(_PYTHON_SUFFIXES):
         return 1.0
     share = argument_doc_share(h.text)
     return PRIOR_SIGNATURE_DOCS if share >= SIGNATURE_DOC_SHARE else 1.0
