@@ -171,6 +171,9 @@ class Query:
     words: tuple[str, ...]  # lowercase content words (no stop words), for path-word matching
     fts: str  # the FTS query string
     dense_text: str  # what the embedding model reads
+    # every lowercase word of the question, short ones and stop words included ("v1", "docs"):
+    # what the path priors compare with directory names
+    tokens: frozenset[str] = frozenset()
     about_tests: bool = False  # "where is X tested" (detect_scope)
     about_docs: bool = False  # "what does the README say"
     # tests / docs only mentioned, not asked for, and the words they form ("testscheduler"):
@@ -405,6 +408,16 @@ def content_words(query: str) -> list[str]:
     return list(out)
 
 
+def question_tokens(query: str) -> frozenset[str]:
+    """Every lowercase word of the question (letters, digits, ``_``), stop words and short
+    words included.
+
+    >>> sorted(question_tokens("Where are the v1 docs?"))
+    ['are', 'docs', 'the', 'v1', 'where']
+    """
+    return frozenset(t.lower() for t in re.findall(r"[A-Za-z0-9_]+", query))
+
+
 def dense_query_text(query: str, idents: list[str] | tuple[str, ...] | None = None) -> str:
     """What the embedding model reads: short queries as they are; long ones (a pasted issue or
     stack trace) as their head plus the informative terms (identifiers, file names)."""
@@ -505,6 +518,7 @@ def parse_query(text: str) -> Query:
         phrases=tuple(phrases),
         file_names=tuple(files),
         words=tuple(content_words(text)),
+        tokens=question_tokens(text),
         fts=fts,
         dense_text=dense_query_text(text, idents),
         about_tests=scope[0],

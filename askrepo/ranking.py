@@ -619,10 +619,6 @@ def is_doc_dir(name: str) -> bool:
     return re.split(r"[_\-.]+", name.lower().lstrip("_"), maxsplit=1)[0] in _DOC_DIR_WORDS
 
 
-def _query_tokens(q: Query) -> set[str]:
-    return {t.lower() for t in re.findall(r"[A-Za-z0-9_]+", q.text)}
-
-
 def is_barrel(text: str) -> bool:
     """At least 60 % of the non-blank, non-comment lines re-export or import."""
     lines = [ln for ln in text.split("\n") if ln.strip() and not _COMMENT.match(ln)]
@@ -717,9 +713,9 @@ def path_prior(path: str, text: str, q: Query) -> float:
     factor = 1.0
     names = {d.lower().lstrip("_") for d in dirs}
     legacy = names & _LEGACY_DIRS
-    if legacy and not (legacy & _query_tokens(q)):
+    if legacy and not (legacy & q.tokens):
         factor *= PRIOR_LEGACY
-    elif any(is_doc_dir(d) for d in dirs) and not (_DOC_QUERY_WORDS & _query_tokens(q)):
+    elif any(is_doc_dir(d) for d in dirs) and not (_DOC_QUERY_WORDS & q.tokens):
         factor *= PRIOR_DOC_CODE
     base = path.rsplit("/", 1)[-1].lower()
     if (
