@@ -172,4 +172,16 @@ if want sqlmodel; then
     src=$(pypi_sdist sqlmodel==0.0.50)
     copy sqlmodel "$src" .
 fi
+if want rustls; then
+    fresh rustls
+    src=$(deb librust-rustls-dev=0.20.8-4)
+    copy rustls "$src/usr/share/cargo/registry/rustls-0.20.8" src
+    copy rustls "$src/usr/share/cargo/registry/rustls-0.20.8" Cargo.toml
+fi
+if want cmark-gfm; then  # GitHub's CommonMark C library, bundled in cmarkgfm's sdist
+    fresh cmark-gfm
+    src=$(pypi_sdist cmarkgfm==2025.10.22)
+    copy cmark-gfm "$src/third_party/cmark" src
+    copy cmark-gfm "$src/third_party/cmark" extensions
+fi
 echo "corpora in $ROOT" >&2
