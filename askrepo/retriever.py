@@ -494,7 +494,10 @@ class Retriever:
 
         hits = [_hit(chunks[cid], score, sources(cid)) for cid, score in fused]
         if hybrid:
-            hits = ranking.rescore(hits, q, off)
+            generated: set[str] = set()
+            if "priors" not in off and q.kind != SYMBOL and hasattr(self.store, "generated_paths"):
+                generated = self.store.generated_paths(h.path for h in hits)
+            hits = ranking.rescore(hits, q, off, generated)
         hits = merge_overlaps(hits)
         saturation = hybrid and "saturation" not in off
         if saturation:

@@ -551,6 +551,7 @@ class IndexStore:
         self._stamp = _meta_stamp(path)
         self._docs_only: bool | None = None  # of self._files; None: not computed yet
         self._lexical: tuple[str, Any] | None = None  # (meta.lexical, its LexicalIndex or None)
+        self._generated: dict[str, bool] = {}  # chunk id -> its file marks itself generated
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
@@ -873,6 +874,43 @@ class IndexStore:
         rank = {p: i for i, p in enumerate(paths)}
         rows.sort(key=lambda r: (rank.get(r[1].path, len(rank)), r[1].start_line))
         return rows[:limit]
+
+    def generated_paths(self, paths: Iterable[str]) -> set[str]:
+        """The ``paths`` whose files say in their first lines that they were generated
+        (``ingest.marks_generated``), read from each file's first chunk as indexed (so a
+        search reads no file). The answer for a chunk is kept: its id names its content."""
+        from .ingest import GENERATED_HEAD_LINES, marks_generated
+
+        paths = list(dict.fromkeys(paths))
+        if not paths or self._meta.chunk_count == 0:
+            return set()
+        mirror = self._mirror_ready()
+        if mirror is not None:
+            rows = []
+            for p in paths:
+                idx = mirror.by_path.get(p)
+                if idx:
+                    i = min(idx, key=lambda j: mirror.chunks[j].start_line)
+                    rows.append((mirror.ids[i], mirror.chunks[i]))
+        else:
+            cond = _and(_sql_in("path", paths), f"start_line <= {GENERATED_HEAD_LINES}") or ""
+            firsts: dict[str, tuple[str, Chunk]] = {}
+            for cid, c, _ in self.where(cond, limit=len(paths) * GENERATED_HEAD_LINES):
+                if c.path not in firsts or c.start_line < firsts[c.path][1].start_line:
+                    firsts[c.path] = (cid, c)
+            rows = list(firsts.values())
+        out = set()
+        for cid, c in rows:
+            found = self._generated.get(cid)
+            if found is None:
+                head = "\n" * (c.start_line - 1) + c.text
+                found = c.start_line <= GENERATED_HEAD_LINES and marks_generated(head)
+                if len(self._generated) > 100_000:
+                    self._generated.clear()
+                self._generated[cid] = found
+            if found:
+                out.add(c.path)
+        return out
 
     def by_symbol(
         self, names: Iterable[str], classes: Iterable[str] | None = None, limit: int = 50

@@ -1100,3 +1100,31 @@ def test_code_lines_are_remembered_by_hash_and_the_memory_is_bounded(monkeypatch
     assert [ranking.code_lines(t) for t in texts] == [2, 1, 1]
     assert len(ranking._CODE_LINES) == 1  # full at two: cleared before the third
     assert ranking.code_lines(texts[2]) == 1 and len(ranking._CODE_LINES) == 1
+
+
+def test_generated_prior_factor():
+    words = parse_query("read a number literal")
+    gen = {"src/scanners.c"}
+    assert ranking.generated_prior("src/scanners.c", words, gen) == ranking.PRIOR_GENERATED
+    assert ranking.generated_prior("src/inlines.c", words, gen) == 1.0
+    # a symbol query, or a question about generated code, keeps it
+    assert ranking.generated_prior("src/scanners.c", parse_query("_scan_at"), gen) == 1.0
+    about = parse_query("where is the re2c scanner")
+    assert ranking.generated_prior("src/scanners.c", about, gen) == 1.0
+    assert ranking.generated_prior("src/scanners.c", parse_query("the generated lexer"), gen) == 1.0
+
+
+def test_a_generated_scanner_yields_to_the_hand_written_parser():
+    # re2c's scanners.c matched "strip the closing # run of an ATX heading" best (0.0463);
+    # blocks.c's chop_trailing_hashtags came second (0.0400). With the prior:
+    # 0.0463 * 0.7 = 0.03241 < 0.0400, and the hand-written function is first.
+    q = parse_query("strip the closing run of # characters from an ATX heading")
+    hits = [hit("src/scanners.c", 0.0463), hit("src/blocks.c", 0.0400)]
+    off = ranking.rescore(hits, q, ("coherence", "length", "pathwords", "trivial"))
+    assert paths(off) == ["src/scanners.c", "src/blocks.c"]
+    on = ranking.rescore(
+        hits, q, ("coherence", "length", "pathwords", "trivial"), generated={"src/scanners.c"}
+    )
+    assert paths(on) == ["src/blocks.c", "src/scanners.c"]
+    assert on[1].score == pytest.approx(0.03241)
+    assert on[0].score == pytest.approx(0.0400)
