@@ -184,4 +184,14 @@ if want cmark-gfm; then  # GitHub's CommonMark C library, bundled in cmarkgfm's 
     copy cmark-gfm "$src/third_party/cmark" src
     copy cmark-gfm "$src/third_party/cmark" extensions
 fi
+if want urfave-cli; then
+    fresh urfave-cli
+    src=$(deb golang-github-urfave-cli-v2-dev=2.3.0-2)
+    copy urfave-cli "$src/usr/share/gocode/src/github.com/urfave/cli" v2
+fi
+if want faraday; then
+    fresh faraday
+    src=$(deb ruby-faraday=1.1.0-7)
+    copy faraday "$src/usr/share/rubygems-integration/all/gems/faraday-1.1.0" lib
+fi
 echo "corpora in $ROOT" >&2
