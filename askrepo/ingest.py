@@ -402,7 +402,26 @@ SHEBANG_LANGUAGE: dict[str, str] = {
 
 # --- classes -------------------------------------------------------------------------------------
 
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testing"})
+TEST_DIRS = frozenset(
+    {
+        "tests",
+        "test",
+        "__tests__",
+        "spec",
+        "testing",
+        # test data by convention: Go's toolchain skips testdata/, Jest keeps __mocks__ and
+        # __snapshots__, fixtures/ holds what tests load
+        "testdata",
+        "test_data",
+        "test-data",
+        "fixtures",
+        "__fixtures__",
+        "__mocks__",
+        "__snapshots__",
+    }
+)
+# a directory named for a kind of test: integration_tests/, e2e-tests/, unit_test/
+_TEST_DIR = re.compile(r"[a-z0-9]+[_-]tests?")
 _TEST_NAME = re.compile(
     r"""(
       test_.*\.py | .*_test\.py | conftest\.py
@@ -639,7 +658,9 @@ def detect_language(path: str, head: bytes = b"") -> str | None:
 def classify(path: str, language: str | None) -> str:
     """What a file is for: ``test``, ``doc``, ``config`` or ``code`` (first rule that applies).
 
-    1. test: a directory named tests/test/__tests__/spec/testing, or a test file name
+    1. test: a directory named tests/test/__tests__/spec/testing, test data by convention
+       (testdata/, test_data/, fixtures/, __mocks__/, __snapshots__/), a directory named for
+       a kind of test (integration_tests/, e2e-tests/), or a test file name
        (``test_*.py``, ``*_test.go``, ``*.test.ts``, ``*.spec.js``, ``FooTest.java``,
        ``FooTests.cs``, ``*_spec.rb``, ``conftest.py``, a Rust or Zig ``test.rs`` /
        ``tests.rs`` module, Django's ``tests.py`` ...).
@@ -656,7 +677,11 @@ def classify(path: str, language: str | None) -> str:
     lname = name.lower()
     dirs = [d.lower() for d in parts[:-1]]
     ext = lname.rpartition(".")[2] if "." in lname.lstrip(".") else ""
-    if TEST_DIRS.intersection(dirs) or _TEST_NAME.fullmatch(name):
+    if (
+        TEST_DIRS.intersection(dirs)
+        or _TEST_NAME.fullmatch(name)
+        or any(_TEST_DIR.fullmatch(d) for d in dirs)
+    ):
         return TEST
     if language in CONFIG_LANGUAGES and lname.endswith(".txt"):
         return CONFIG  # requirements.txt, CMakeLists.txt

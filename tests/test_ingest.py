@@ -737,6 +737,16 @@ def test_extension_wins_over_shebang():
         ("src/client/tests.rs", "test"),
         ("std/crypto/test.zig", "test"),
         ("shop/tests.py", "test"),  # Django's app tests
+        ("v2/testdata/expected-doc-full.man", "test"),  # Go's test data convention
+        ("internal/test_data/input.json", "test"),
+        ("spec/fixtures/users.yml", "test"),
+        ("fixtures/page.html", "test"),
+        ("src/__mocks__/fs.js", "test"),
+        ("ui/__snapshots__/cart.test.tsx.snap", "test"),
+        ("integration_tests/run.py", "test"),
+        ("e2e-tests/login.ts", "test"),
+        ("src/latest_tests_results/x.py", "code"),
+        ("contests/solve.py", "code"),
         ("src/attest.rs", "code"),
         ("src/latest.py", "code"),
         ("tests/README.md", "test"),
