@@ -259,10 +259,11 @@ def resolve_citations(
 
 
 # Ranking stages ``ask`` leaves off when it retrieves the card's candidates: the card scores
-# classes with its own rule (``evidence.CLASS_FACTOR``), so the retriever's ``classes`` stage
-# would count the same evidence twice (with it, card@1 Click + askrepo 66 -> 65, dev 284 -> 283;
-# docs/ask.md).
-CARD_STAGES_OFF = ("classes",)
+# classes and line windows with its own rules (``evidence.CLASS_FACTOR``, ``WINDOW_FACTOR``),
+# so the retriever's ``classes`` and ``windows`` stages would count the same evidence twice
+# (with ``classes``, card@1 Click + askrepo 66 -> 65, dev 284 -> 283; with ``windows``, dev
+# 444 -> 441 of 626, Click + askrepo 68 = 68; docs/ask.md).
+CARD_STAGES_OFF = ("classes", "windows")
 
 
 def card_search_options(k: int, extra_queries: list[str] | None = None) -> SearchOptions:

@@ -246,7 +246,7 @@ def test_trivial_windows_rank_below_every_other_candidate():
         hit("a/other.py", 0.010, kind="window", text="x = redact(y)"),
     ]
     out = ranking.rescore(
-        hits, q, disabled=("coherence", "pathwords", "length", "header", "priors")
+        hits, q, disabled=("coherence", "pathwords", "length", "header", "priors", "windows")
     )
     # trivial: min(0.030 * 0.5, 0.010 * 0.999) = 0.00999
     assert [h.kind for h in out] == ["function", "window", "window"]
@@ -711,7 +711,7 @@ def test_length_never_lifts_a_line_window():
     q = parse_query("how is the language of a file detected")
     header = hit("ingest.py", 0.0300, kind="window", text=code(60), start=1, end=61)
     func = hit("ingest.py", 0.0290, text=code(12), symbol="detect_language", start=90, end=102)
-    off = ("coherence", "pathwords", "header", "priors", "trivial")
+    off = ("coherence", "pathwords", "header", "priors", "trivial", "windows")
     out = ranking.rescore([header, func], q, disabled=off)
     # header: 0.0300 * min(1, 3**0.1) = 0.0300; detect_language named -> 0.0290 * 1.0
     assert [h.start_line for h in out] == [1, 90]
@@ -728,7 +728,7 @@ def test_header_window_yields_to_the_code_for_a_natural_language_question():
     header = hit("multirepo.py", 0.0378, kind="window", text=code(20), start=1, end=33)
     func = hit("retriever.py", 0.0351, text=code(20), symbol="rrf", start=41, end=62)
     later = hit("retriever.py", 0.0340, kind="window", text=code(20), start=40, end=60)
-    off = ("coherence", "pathwords", "length", "priors", "trivial")
+    off = ("coherence", "pathwords", "length", "priors", "trivial", "windows")
     out = ranking.rescore([header, func, later], q, disabled=off)
     # header: 0.0378 * 0.8 = 0.03024 < rrf 0.0351; a window further down the file is kept
     assert [(h.path, h.start_line) for h in out] == [
@@ -1026,6 +1026,35 @@ def test_a_class_the_question_does_not_name_yields_to_functions():
     assert [h.symbol for h in symbol] == ["rich.TableLayout", "TableLayout.widths"]
 
 
+def test_a_line_window_yields_to_functions_for_a_question_in_words():
+    """urfave-cli: the help templates (one 120-line window of Go string literals) led "build
+    the one-line help description of an option"; window 0.0409 x WINDOW_DEMOTION 0.9 =
+    0.03681 < function 0.0373, so the function that builds it leads."""
+    q = parse_query("build the one-line help description of an option with its placeholder")
+    templates = hit("v2/template.go", 0.0409, kind="window", start=1, end=120)
+    templates.language = "go"
+    builder = hit("v2/flag.go", 0.0373, symbol="stringifyFlag", start=251, end=301)
+    builder.language = "go"
+    others = [s for s in ranking.STAGES if s != "windows"]
+    assert ranking.window_factors([templates, builder], q) == [ranking.WINDOW_DEMOTION, 1.0]
+    out = ranking.rescore([templates, builder], q, disabled=others)
+    assert [h.symbol for h in out] == ["stringifyFlag", None]
+    assert [round(h.score, 5) for h in out] == [0.0373, 0.03681]
+    # switched off: retrieval's order
+    off = ranking.rescore([templates, builder], q, disabled=ranking.STAGES)
+    assert [h.path for h in off] == ["v2/template.go", "v2/flag.go"]
+    # no function or method among the candidates: nothing to yield to
+    cls = hit("v2/app.go", 0.03, kind="class", symbol="App")
+    assert ranking.window_factors([templates, cls], q) == [1.0, 1.0]
+    # a language askrepo does not chunk by definitions has only windows: untouched
+    config = hit("ci.yml", 0.04, kind="window")
+    config.language = "yaml"
+    assert ranking.window_factors([config, builder], q) == [1.0, 1.0]
+    # a symbol query keeps retrieval's order (the defs stage decides)
+    symbol = ranking.rescore([templates, builder], parse_query("AppHelpTemplate"), others)
+    assert [h.path for h in symbol] == ["v2/template.go", "v2/flag.go"]
+
+
 def test_list_depth_by_query_kind():
     """``deepdense`` / ``deepfts``: 50 -> 100 for a question in words on both sides; a name and
     a pasted report keep 50; switched off, 50."""
@@ -1074,6 +1103,7 @@ def test_declaration_prior_demotes_a_header_window_of_prototypes():
     # in rescore: 0.04 x 0.8 = 0.032 falls below the definition's 0.035
     definition = hit("src/lib/ares_qcache.c", 0.035, text="int f(void) {\n  return 0;\n}\n")
     off = ("coherence", "pathwords", "length", "header", "mentions", "classes", "trivial")
+    off += ("windows",)
     out = ranking.rescore([window, definition], q, disabled=off)
     assert [h.path for h in out] == ["src/lib/ares_qcache.c", "src/lib/ares_private.h"]
     assert out[1].score == pytest.approx(0.032)

@@ -941,3 +941,70 @@ def test_a_generated_file_yields_to_hand_written_code(tmp_path, monkeypatch):
         _, plain = scores(query)
         monkeypatch.setattr(ranking, "PRIOR_GENERATED", 0.7)
         assert scores(query)[1] == plain
+
+
+GO_TEMPLATES = """package cli
+
+// HelpTemplate is the text template of the help screen: each option with its usage,
+// its placeholder, its default value and the environment variables it reads.
+var HelpTemplate = `NAME:
+   {{.Name}} - {{.Usage}}
+
+OPTIONS:
+   {{range .Flags}}{{.Name}} {{.Placeholder}}  {{.Usage}} (default: {{.Default}}) [$ENV]
+   {{end}}
+`
+"""
+
+GO_FLAG = """package cli
+
+import "fmt"
+
+// stringifyFlag builds the one-line help description of an option.
+func stringifyFlag(name, placeholder, usage, value string, envVars []string) string {
+	line := fmt.Sprintf("--%s %s\\t%s", name, placeholder, usage)
+	if value != "" {
+		line += fmt.Sprintf(" (default: %s)", value)
+	}
+	for _, env := range envVars {
+		line += " [$" + env + "]"
+	}
+	return line
+}
+"""
+
+
+def test_a_line_window_yields_to_a_function_for_a_question_in_words(tmp_path, monkeypatch):
+    """Real tree-sitter (Go), model and LanceDB: a file of help templates is one line window;
+    for a question in words it scores x0.9 (WINDOW_DEMOTION) of what it scores with the
+    ``windows`` stage off, the function's score is unchanged, and a symbol query is left
+    alone."""
+    import subprocess
+
+    from askrepo import ranking
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "template.go").write_text(GO_TEMPLATES)
+    (repo / "flag.go").write_text(GO_FLAG)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(repo)
+    r = Retriever.open(repo)
+
+    def scores(query, **kw):
+        hits = r.search(query, SearchOptions(k=8, **kw)).hits
+        return {(h.path, h.kind, h.symbol): h.score for h in hits}
+
+    q = "build the one-line help description of an option with its default value"
+    off, on = scores(q, disabled=("windows",)), scores(q)
+    windows = [key for key in on if key[0] == "template.go"]
+    assert windows and all(kind == "window" for _, kind, _ in windows)
+    for key in windows:
+        assert on[key] == pytest.approx(0.9 * off[key], rel=1e-3)
+    func = ("flag.go", "function", "stringifyFlag")
+    assert on[func] == off[func]
+    monkeypatch.setattr(ranking, "WINDOW_DEMOTION", 1.0)
+    assert scores(q) == off  # the stage is all the difference
+    monkeypatch.setattr(ranking, "WINDOW_DEMOTION", 0.9)
+    assert scores("stringifyFlag") == scores("stringifyFlag", disabled=("windows",))
