@@ -410,18 +410,21 @@ TEST_DIRS = frozenset(
         "spec",
         "testing",
         # test data by convention: Go's toolchain skips testdata/, Jest keeps __mocks__ and
-        # __snapshots__, fixtures/ holds what tests load
+        # __snapshots__ (a bare fixtures/ is not here: python-fixtures' package is fixtures/)
         "testdata",
         "test_data",
         "test-data",
-        "fixtures",
         "__fixtures__",
         "__mocks__",
         "__snapshots__",
     }
 )
-# a directory named for a kind of test: integration_tests/, e2e-tests/, unit_test/
-_TEST_DIR = re.compile(r"[a-z0-9]+[_-]tests?")
+# a directory named for a kind of test: integration_tests/, e2e-tests/, unit_test/ (not any
+# word before "test": ab_test/ is an A/B-testing feature)
+_TEST_DIR = re.compile(
+    r"(?:unit|integration|e2e|end2end|functional|acceptance|system|smoke|regression|perf"
+    r"|performance|load|benchmark|ui|api|component|contract|interop|conformance)[_-]tests?"
+)
 _TEST_NAME = re.compile(
     r"""(
       test_.*\.py | .*_test\.py | conftest\.py
@@ -659,8 +662,8 @@ def classify(path: str, language: str | None) -> str:
     """What a file is for: ``test``, ``doc``, ``config`` or ``code`` (first rule that applies).
 
     1. test: a directory named tests/test/__tests__/spec/testing, test data by convention
-       (testdata/, test_data/, fixtures/, __mocks__/, __snapshots__/), a directory named for
-       a kind of test (integration_tests/, e2e-tests/), or a test file name
+       (testdata/, test_data/, __fixtures__/, __mocks__/, __snapshots__/), a directory named
+       for a kind of test (integration_tests/, e2e-tests/), or a test file name
        (``test_*.py``, ``*_test.go``, ``*.test.ts``, ``*.spec.js``, ``FooTest.java``,
        ``FooTests.cs``, ``*_spec.rb``, ``conftest.py``, a Rust or Zig ``test.rs`` /
        ``tests.rs`` module, Django's ``tests.py`` ...).

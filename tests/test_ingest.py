@@ -740,7 +740,9 @@ def test_extension_wins_over_shebang():
         ("v2/testdata/expected-doc-full.man", "test"),  # Go's test data convention
         ("internal/test_data/input.json", "test"),
         ("spec/fixtures/users.yml", "test"),
-        ("fixtures/page.html", "test"),
+        ("fixtures/_fixtures/tempdir.py", "code"),  # python-fixtures: the package itself
+        ("src/__fixtures__/page.html", "test"),
+        ("web/ab_test/variants.py", "code"),  # an A/B-testing feature, not a test
         ("src/__mocks__/fs.js", "test"),
         ("ui/__snapshots__/cart.test.tsx.snap", "test"),
         ("integration_tests/run.py", "test"),
