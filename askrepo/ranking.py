@@ -1415,6 +1415,12 @@ def names_symbol(names: Collection[str], symbol: str | None) -> bool:
     return bool(symbol) and (symbol in names or symbol.rsplit(".", 1)[-1] in names)
 
 
+def _any_callable(hits: Sequence[Any]) -> bool:
+    """A function or method is among ``hits``: what a class or a line window yields to
+    (``class_factors``, ``window_factors``)."""
+    return any(h.kind in ("function", "method") for h in hits)
+
+
 def class_factors(hits: Sequence[Any], q: Query) -> list[float]:
     """CLASS_DEMOTION for a class chunk the question does not name (by its symbol or the
     symbol's last part) when a function or method is among the candidates too, else 1: a
@@ -1430,7 +1436,7 @@ def class_factors(hits: Sequence[Any], q: Query) -> list[float]:
     >>> class_factors(hits[:1], parse_query("how are column widths computed?"))
     [1.0]
     """
-    if not any(h.kind in ("function", "method") for h in hits):
+    if not _any_callable(hits):
         return [1.0] * len(hits)
     named = question_names(q)
     return [
@@ -1464,7 +1470,7 @@ def window_factors(hits: Sequence[Any], q: Query) -> list[float]:
     >>> window_factors(hits[:1], parse_query("how is the help text rendered?"))
     [1.0]
     """
-    if not any(h.kind in ("function", "method") for h in hits):
+    if not _any_callable(hits):
         return [1.0] * len(hits)
     langs = _definition_languages()
     return [
