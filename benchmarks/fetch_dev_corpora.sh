@@ -194,4 +194,20 @@ if want faraday; then
     src=$(deb ruby-faraday=1.1.0-7)
     copy faraday "$src/usr/share/rubygems-integration/all/gems/faraday-1.1.0" lib
 fi
+if want httpx; then
+    fresh httpx
+    src=$(pypi_sdist httpx==0.28.1)
+    copy httpx "$src" httpx
+fi
+if want http-rs; then
+    fresh http-rs
+    src=$(deb librust-http-dev=0.2.7-1)
+    copy http-rs "$src/usr/share/cargo/registry/http-0.2.7" src
+    copy http-rs "$src/usr/share/cargo/registry/http-0.2.7" Cargo.toml
+fi
+if want thor; then
+    fresh thor
+    src=$(deb ruby-thor=1.2.1-2)
+    copy thor "$src/usr/share/rubygems-integration/all/gems/thor-1.2.1" lib
+fi
 echo "corpora in $ROOT" >&2
