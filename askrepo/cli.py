@@ -638,6 +638,8 @@ def _explain_note(h: Any) -> str:
         note += f", #{h.sources['title']} by the report's title"
     if h.sources.get("delegate"):
         note += f", moved up from #{h.sources['delegate']}: the thin wrapper below calls it"
+    if h.sources.get("member"):
+        note += f", the definition's #{h.sources['member']} largest member"
     if h.sources.get("evidence"):
         note += (
             f", moved up from #{h.sources['evidence']}: the question's terms are in its"

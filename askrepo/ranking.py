@@ -68,6 +68,11 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   definition's file and the definitions it calls score NEIGHBOUR_FACTOR times more
   (``neighbours``): after ``ares_send`` come ``ares_send_nolock``, which it calls, and its own
   file's helpers, not another file's function that mentions the name.
+* ``members``: for a symbol query whose first definition is a class (struct, trait,
+  module …), its MEMBER_LEAD largest direct members, by lines of code, follow it
+  (``member_lead``, placed by ``follow_first``), fetched from its file whether retrieval found
+  them or not: after ``Thor::Shell::Basic`` come ``print_table``, ``file_collision`` and
+  ``ask``, not ``quiet?`` and ``stdout``.
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
 
@@ -111,6 +116,7 @@ STAGES = (
     "saturation",
     "delegate",
     "neighbours",
+    "members",
     "evidence",
 )
 
@@ -162,6 +168,7 @@ WINDOW_DEMOTION = 0.9  # a line window of code, for a question in words (eval.md
 MENTION_FACTOR = 0.5  # a test / doc chunk when the question only mentions tests / docs
 THIN_BODY = 3  # a function whose body has at most this many code lines is a thin wrapper
 DELEGATE_POOL = 10  # the delegate stage looks at this many top candidates
+MEMBER_LEAD = 4  # a symbol query for a class: its largest members follow it (member_lead)
 NEIGHBOUR_FACTOR = 1.5  # after a symbol query's definition: its file's chunks and its callees
 
 
@@ -1647,6 +1654,52 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
         ratio = ceiling * 0.999 / tail[0].score
         tail = [rescored(h, h.score * ratio) for h in tail]
     return list(hits[:pinned]) + tail
+
+
+def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None) -> list[Any]:
+    """The ``k`` (MEMBER_LEAD) largest direct members of the class ``definition`` among
+    ``candidates`` (chunks of its file): functions and methods whose symbol is the class's
+    plus one more part (``Basic`` -> ``Basic.ask``, not ``Basic.Inner.run``), by
+    ``code_lines``, most first, ties in file order. What a reader of a type looks at after its
+    definition is its substantial API (``ask``, ``print_table``), not its one-line getters;
+    retrieval cannot tell them apart for a bare name, since every member mentions the class.
+
+    Worked numbers: tests/test_ranking.py::test_member_lead_hand_worked.
+    """
+    k = MEMBER_LEAD if k is None else k
+    sym = getattr(definition, "symbol", None)
+    if k <= 0 or not sym or definition.kind != "class":
+        return []
+    prefix = sym + "."
+    members = [
+        c
+        for c in candidates
+        if c.kind in ("function", "method")
+        and (c.symbol or "").startswith(prefix)
+        and "." not in c.symbol[len(prefix) :]
+    ]
+    order = sorted(
+        range(len(members)), key=lambda i: (-code_lines(members[i].text), members[i].start_line)
+    )
+    return [members[i] for i in order[:k]]
+
+
+def follow_first(hits: Sequence[Any], lead: Sequence[Any]) -> list[Any]:
+    """``lead`` placed right after the first hit, in its order, above every other hit (a hit
+    of ``lead`` already in ``hits`` moves up; the rest keep their order). Scores stay
+    monotone: the lead takes scores just below the first's, the rest are scaled under them.
+    ``[a 1.0, b 0.8, c 0.5]`` with lead ``[c]`` -> a 1.0, c 0.999, b 0.8."""
+    if not hits or not lead:
+        return list(hits)
+    key = {(h.path, h.start_line, h.end_line) for h in lead}
+    top = hits[0].score
+    head = [rescored(h, top * (1 - 1e-3 * (n + 1))) for n, h in enumerate(lead)]
+    rest = [h for h in hits[1:] if (h.path, h.start_line, h.end_line) not in key]
+    floor = head[-1].score
+    if rest and rest[0].score >= floor and rest[0].score > 0:
+        ratio = floor * 0.999 / rest[0].score
+        rest = [rescored(h, h.score * ratio) for h in rest]
+    return [hits[0], *head, *rest]
 
 
 def above(head: Sequence[Any], top: float) -> list[Any]:

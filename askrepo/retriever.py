@@ -511,6 +511,8 @@ class Retriever:
             hits = ranking.pin_first(hits, pins)
             if hybrid and "neighbours" not in off:
                 hits = ranking.neighbours(hits, 1)
+            if hybrid and "members" not in off and symbol_ids and hits:
+                hits = self._member_lead(hits, chunks[symbol_ids[0]], sources)
         elif pins and q.asks_definition and "defs" not in off:  # "where is X defined?"
             hits = ranking.pin_first(hits, pins, limit=1)
         if hybrid and "evidence" not in off and not q.only_files:
@@ -544,6 +546,25 @@ class Retriever:
             filters=filters,
             dense_partial=partial,
         )
+
+    def _member_lead(self, hits: list[Hit], definition: Chunk, sources: Any) -> list[Hit]:
+        """After a class a symbol query pinned first, its largest members
+        (``ranking.member_lead`` over every chunk of its file, in the candidates or not)."""
+        first = hits[0]
+        if (first.path, first.start_line) != (definition.path, definition.start_line):
+            return hits
+        rows = self.store.file_chunks([definition.path], limit=100_000)
+        lead = ranking.member_lead(definition, [c for _, c, _ in rows])
+        if not lead:
+            return hits
+        have = {(h.path, h.start_line, h.end_line): h for h in hits}
+        ids = {(c.path, c.start_line, c.end_line): cid for cid, c, _ in rows}
+        lead_hits = []
+        for n, c in enumerate(lead, 1):  # sources["member"]: its place by size, for --explain
+            key = (c.path, c.start_line, c.end_line)
+            h = have.get(key) or _hit(c, 0.0, sources(ids[key]))
+            lead_hits.append(replace(h, sources={**h.sources, "member": n}))
+        return ranking.follow_first(hits, lead_hits)
 
     def search_files(self, query: str, opts: SearchOptions | None = None) -> FileSearchResult:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a

@@ -532,6 +532,61 @@ def test_neighbours_hand_worked():
     assert ranking.neighbours(hits, 1, factor=1.0) == hits
 
 
+# --- members: after a class a symbol query pinned, its largest members ----------------------
+
+
+def test_member_lead_hand_worked():
+    basic = hit("basic.rb", 1.0, kind="class", symbol="Shell.Basic", start=3, end=7)
+
+    def member(symbol, code, start, kind="method"):
+        body = "\n".join(f"  x{i} = {i}" for i in range(code - 2))
+        text = f"# a comment\ndef {symbol.split('.')[-1]}\n{body}\nend" if code > 1 else "x"
+        return hit("basic.rb", 0.0, kind=kind, text=text, symbol=symbol, start=start, end=start)
+
+    quiet = member("Shell.Basic.quiet?", 1, 410)  # 1 line of code
+    ask = member("Shell.Basic.ask", 12, 48)  # def + 10 + end = 12 (the comment does not count)
+    table = member("Shell.Basic.print_table", 30, 176)
+    say = member("Shell.Basic.say", 12, 89)  # ties with ask: file order, ask (48) first
+    nested = member("Shell.Basic.Inner.run", 40, 500)  # a member of Inner, not of Basic
+    other = member("Shell.Color.set_color", 50, 600)  # another class
+    window = member("Shell.Basic", 60, 700, kind="window")  # not a function or method
+    chunks = [quiet, ask, table, say, nested, other, window]
+    assert [ranking.code_lines(c.text) for c in (quiet, ask, table)] == [1, 12, 30]
+    lead = ranking.member_lead(basic, chunks, k=3)
+    assert [c.symbol for c in lead] == [
+        "Shell.Basic.print_table",
+        "Shell.Basic.ask",
+        "Shell.Basic.say",
+    ]
+    assert [c.symbol for c in ranking.member_lead(basic, chunks, k=9)][-1] == "Shell.Basic.quiet?"
+    # a function is not a class; k = 0 turns it off
+    assert ranking.member_lead(hit("a.py", 1.0, symbol="Shell.Basic"), chunks, k=3) == []
+    assert ranking.member_lead(basic, chunks, k=0) == []
+
+
+def test_follow_first_hand_worked():
+    a, b, c = hit("a.py", 1.0), hit("b.py", 0.8), hit("c.py", 0.5)
+    out = ranking.follow_first([a, b, c], [c])
+    # c moves up under a at 1.0 x (1 - 0.001) = 0.999; b (0.8 < 0.999) keeps its score
+    assert [(h.path, round(h.score, 6)) for h in out] == [
+        ("a.py", 1.0),
+        ("c.py", 0.999),
+        ("b.py", 0.8),
+    ]
+    # a lead hit that was not among the hits (score 0) enters at 0.999 and 0.998; the rest,
+    # b 0.9995 >= 0.998, is scaled to 0.998 x 0.999 = 0.997002: scores stay monotone
+    x, y = hit("x.py", 0.0), hit("y.py", 0.0)
+    out = ranking.follow_first([a, hit("b.py", 0.9995)], [x, y])
+    assert [(h.path, round(h.score, 6)) for h in out] == [
+        ("a.py", 1.0),
+        ("x.py", 0.999),
+        ("y.py", 0.998),
+        ("b.py", 0.997002),
+    ]
+    assert ranking.follow_first([a, b], []) == [a, b]
+    assert ranking.follow_first([], [x]) == []
+
+
 # --- delegate: a thin wrapper's callee ranks just above it ----------------------------------
 
 LAUNCH = """def launch(url, wait=False):

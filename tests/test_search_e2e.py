@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from askrepo import ranking
 from askrepo.indexer import index_repo
 from askrepo.retriever import Retriever, SearchOptions
 from tests.fixture_repo import QUESTIONS, askrepo_home, make_fixture_repo, run_cli
@@ -892,6 +893,59 @@ def test_a_symbol_querys_definition_is_followed_by_what_it_calls(tmp_path, monke
     assert window and window[0].score == pytest.approx(
         next(h.score for h in off if h.path == "net/send.py" and h.symbol is None) * 1.5
     )
+
+
+def test_a_class_symbol_is_followed_by_its_largest_members(tmp_path, monkeypatch):
+    """Real tree-sitter, model and LanceDB: after the class ``Shell`` a symbol query pins
+    first come its MEMBER_LEAD largest methods by lines of code, ``print_table`` before
+    ``ask``, not the one-line getters; a method of another class and a nested class's method
+    never take those places. ``-members`` switches it off."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    getters = "".join(
+        f"    def {name}(self):\n        return self._{name}\n\n" for name in ("quiet", "mute")
+    )
+    table = "".join(f"            row{i} = self.cell(r, {i})\n" for i in range(12))
+    asked = "".join(f"        step{i} = self.prompt({i})\n" for i in range(6))
+    (repo / "shell.py").write_text(
+        "class Shell:\n"
+        '    """A terminal shell."""\n\n'
+        + getters
+        + "    def print_table(self, rows):\n        for r in rows:\n"
+        + table
+        + "        return rows\n\n"
+        + "    def ask(self, question):\n"
+        + asked
+        + "        return question\n\n"
+        + "    class Inner:\n"
+        + "        def run(self):\n"
+        + "".join(f"            v{i} = {i}\n" for i in range(30))
+    )
+    (repo / "color.py").write_text(
+        "from shell import Shell\n\n\nclass Color(Shell):\n"
+        "    def paint(self, text):\n"
+        + "".join(f"        text = self.wrap(text, {i})\n" for i in range(40))
+        + "        return text\n"
+    )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("ASKREPO_HOME", str(tmp_path / "home"))
+    index_repo(repo)
+    r = Retriever.open(repo)
+    on = r.search("Shell", SearchOptions(k=6)).hits
+    assert [(h.symbol, h.kind) for h in on[:3]] == [
+        ("Shell", "class"),
+        ("Shell.print_table", "method"),
+        ("Shell.ask", "method"),
+    ]
+    assert [h.sources.get("member") for h in on[:3]] == [None, 1, 2]  # for --explain
+    lead = [h.symbol for h in on[1 : 1 + ranking.MEMBER_LEAD]]
+    assert "Shell.Inner.run" not in lead and "Color.paint" not in lead
+    assert [h.score for h in on] == sorted((h.score for h in on), reverse=True)
+    off = r.search("Shell", SearchOptions(k=6, disabled=("members",))).hits
+    assert off[0].symbol == "Shell"
+    assert [h.symbol for h in off[1:3]] != ["Shell.print_table", "Shell.ask"]
 
 
 HAND_SCANNER = '''def scan_number(text, pos):
