@@ -787,7 +787,15 @@ def evidence_card(
         # a bare name several definitions share (hyper's three `Builder` structs): each of them
         # (the very name, not a method `Echo.Router` that ends with it)
         namesake = parsed.kind == SYMBOL and sym == parsed.symbol
-        if (scores[i] >= CLOSE_ENOUGH * best or namesake) and cands[i].kind in DEFINITION_KINDS:
+        # a type asked for by name: its largest methods, which retrieval's ``members`` stage
+        # placed right after it, are its API (``Basic`` -> ``print_table``, ``ask``)
+        member = (
+            parsed.kind == SYMBOL
+            and cands[order[0]].kind == "class"
+            and bool((getattr(cands[i], "sources", None) or {}).get("member"))
+        )
+        close = scores[i] >= CLOSE_ENOUGH * best
+        if (close or namesake or member) and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)
 
     sources: list[Source] = []

@@ -446,6 +446,48 @@ def test_a_bare_name_keeps_retrievals_order_over_methods_and_namesakes():
     assert nl[0] < nl[2]
 
 
+def test_a_class_asked_by_name_shows_the_members_retrieval_placed_after_it():
+    """``Router`` (a symbol query) whose type retrieval followed with its largest methods
+    (``sources["member"]``, the ``members`` stage): the card describes the type and, up to
+    MAX_DEFINITIONS, those methods; a method retrieval did not mark stays out, and without a
+    class first the marks do not count."""
+    cls = hit(
+        1, "router.go", 8, "type Router struct {\n\troutes map[string]*node\n}", "Router", "class"
+    )
+    add = hit(
+        2,
+        "router.go",
+        40,
+        "func (r *Router) Add(m, p string) {\n\tr.insert(m, p)\n}",
+        "Router.Add",
+        "method",
+    )
+    find = hit(
+        3,
+        "router.go",
+        60,
+        "func (r *Router) Find(m, p string) {\n\tr.lookup(m, p)\n}",
+        "Router.Find",
+        "method",
+    )
+    other = hit(
+        4,
+        "router.go",
+        90,
+        "func (r *Router) Len() int {\n\treturn len(r.routes)\n}",
+        "Router.Len",
+        "method",
+    )
+    add.sources["member"], find.sources["member"] = 1, 2
+    card = evidence_card("Router", [cls, add, find, other])
+    assert [s.symbol for s in card.sources[:3]] == ["Router", "Router.Add", "Router.Find"]
+    assert "Router.Len" not in [s.symbol for s in card.sources[:3]]
+    # the same hits with a function first: the marks alone choose nothing
+    fn = hit(1, "router.go", 1, "func NewRouter() *Router {\n\treturn &Router{}\n}", "NewRouter")
+    card = evidence_card("NewRouter", [fn, add, find])
+    assert [s.symbol for s in card.sources if s.role == "definition"] == ["NewRouter"]
+
+
 LAUNCH = (
     'def launch(url, wait=False):\n    """Open a URL or file in the default application."""\n'
     "    from ._termui_impl import open_url\n\n    return open_url(url, wait=wait)"

@@ -946,6 +946,11 @@ def test_a_class_symbol_is_followed_by_its_largest_members(tmp_path, monkeypatch
     off = r.search("Shell", SearchOptions(k=6, disabled=("members",))).hits
     assert off[0].symbol == "Shell"
     assert [h.symbol for h in off[1:3]] != ["Shell.print_table", "Shell.ask"]
+    # the evidence card of `ask Shell` describes the class and the members placed after it
+    from askrepo.evidence import evidence_card
+
+    card = evidence_card("Shell", on)
+    assert [s.symbol for s in card.sources[:3]] == ["Shell", "Shell.print_table", "Shell.ask"]
 
 
 HAND_SCANNER = '''def scan_number(text, pos):
