@@ -1660,7 +1660,9 @@ def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None
     """The ``k`` (MEMBER_LEAD) largest direct members of the class ``definition`` among
     ``candidates`` (chunks of its file): functions and methods whose symbol is the class's
     plus one more part (``Basic`` -> ``Basic.ask``, not ``Basic.Inner.run``), by
-    ``code_lines``, most first, ties in file order. What a reader of a type looks at after its
+    ``code_lines``, most first, ties in file order; the chunks of one name (a long method's
+    parts, overloads) count as one member, shown by its first chunk of at least half the
+    size of its largest. What a reader of a type looks at after its
     definition is its substantial API (``ask``, ``print_table``), not its one-line getters;
     retrieval cannot tell them apart for a bare name, since every member mentions the class.
 
@@ -1678,10 +1680,18 @@ def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None
         and (c.symbol or "").startswith(prefix)
         and "." not in c.symbol[len(prefix) :]
     ]
-    order = sorted(
-        range(len(members)), key=lambda i: (-code_lines(members[i].text), members[i].start_line)
-    )
-    return [members[i] for i in order[:k]]
+    # a long method cut into several chunks, or overloads sharing a name, is one member: its
+    # size is its largest chunk's, and the first of its chunks at least half that size stands
+    # for it (the part with the signature, not a one-line ``@overload`` stub before it)
+    size: dict[str, int] = {}
+    for c in members:
+        size[c.symbol] = max(size.get(c.symbol, 0), code_lines(c.text))
+    first: dict[str, Any] = {}
+    for c in sorted(members, key=lambda c: c.start_line):
+        if c.symbol not in first and 2 * code_lines(c.text) >= size[c.symbol]:
+            first[c.symbol] = c
+    order = sorted(first, key=lambda s: (-size[s], first[s].start_line))
+    return [first[s] for s in order[:k]]
 
 
 def follow_first(hits: Sequence[Any], lead: Sequence[Any]) -> list[Any]:

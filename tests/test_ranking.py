@@ -559,6 +559,16 @@ def test_member_lead_hand_worked():
         "Shell.Basic.say",
     ]
     assert [c.symbol for c in ranking.member_lead(basic, chunks, k=9)][-1] == "Shell.Basic.quiet?"
+    # one name, several chunks: a 2-line @overload stub (line 20), then a long method cut in
+    # two parts of 40 and 50 code lines (30, 70). It is one member of size 50, shown by its
+    # first chunk of at least 25 lines (30), and it leads; print_table (30) comes next
+    stub = member("Shell.Basic.invoke", 2, 20)
+    part1, part2 = member("Shell.Basic.invoke", 40, 30), member("Shell.Basic.invoke", 50, 70)
+    lead = ranking.member_lead(basic, [*chunks, stub, part1, part2], k=2)
+    assert [(c.symbol, c.start_line) for c in lead] == [
+        ("Shell.Basic.invoke", 30),
+        ("Shell.Basic.print_table", 176),
+    ]
     # a function is not a class; k = 0 turns it off
     assert ranking.member_lead(hit("a.py", 1.0, symbol="Shell.Basic"), chunks, k=3) == []
     assert ranking.member_lead(basic, chunks, k=0) == []
