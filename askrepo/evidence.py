@@ -776,6 +776,9 @@ def evidence_card(
     chosen = [order[0]]
     # "what calls X?": the runners-up must be an X too (``Context.invoke``: not Command's)
     subject = [*parsed.identifiers, *parsed.named] if parsed.asks_callers else []
+    # a type asked for by name: its largest methods, which retrieval's ``members`` stage
+    # placed right after it, are its API (``Basic`` -> ``print_table``, ``ask``)
+    type_asked = parsed.kind == SYMBOL and cands[order[0]].kind == "class"
     for i in order[1:]:
         if len(chosen) >= MAX_DEFINITIONS:
             break
@@ -787,13 +790,7 @@ def evidence_card(
         # a bare name several definitions share (hyper's three `Builder` structs): each of them
         # (the very name, not a method `Echo.Router` that ends with it)
         namesake = parsed.kind == SYMBOL and sym == parsed.symbol
-        # a type asked for by name: its largest methods, which retrieval's ``members`` stage
-        # placed right after it, are its API (``Basic`` -> ``print_table``, ``ask``)
-        member = (
-            parsed.kind == SYMBOL
-            and cands[order[0]].kind == "class"
-            and bool((getattr(cands[i], "sources", None) or {}).get("member"))
-        )
+        member = type_asked and bool((getattr(cands[i], "sources", None) or {}).get("member"))
         close = scores[i] >= CLOSE_ENOUGH * best
         if (close or namesake or member) and cands[i].kind in DEFINITION_KINDS:
             chosen.append(i)

@@ -1649,11 +1649,17 @@ def neighbours(hits: Sequence[Any], pinned: int, factor: float | None = None) ->
         for h in hits[pinned:]
     ]
     tail = [tail[i] for i in best_first([h.score for h in tail])]
-    ceiling = hits[pinned - 1].score
-    if tail[0].score >= ceiling > 0:  # scores stay monotone: the tail below the pinned
+    return list(hits[:pinned]) + below(tail, hits[pinned - 1].score)
+
+
+def below(tail: Sequence[Any], ceiling: float) -> list[Any]:
+    """``tail`` (best first) scaled so that its best scores just under ``ceiling`` when it
+    reaches it, keeping its proportions; unchanged when it is already below (scores stay
+    monotone after a placed head): ``[0.9, 0.45]`` under 0.5 -> 0.4995, 0.24975."""
+    if tail and tail[0].score >= ceiling > 0:
         ratio = ceiling * 0.999 / tail[0].score
-        tail = [rescored(h, h.score * ratio) for h in tail]
-    return list(hits[:pinned]) + tail
+        return [rescored(h, h.score * ratio) for h in tail]
+    return list(tail)
 
 
 def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None) -> list[Any]:
@@ -1683,12 +1689,14 @@ def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None
     # a long method cut into several chunks, or overloads sharing a name, is one member: its
     # size is its largest chunk's, and the first of its chunks at least half that size stands
     # for it (the part with the signature, not a one-line ``@overload`` stub before it)
+    lines = [code_lines(c.text) for c in members]
     size: dict[str, int] = {}
-    for c in members:
-        size[c.symbol] = max(size.get(c.symbol, 0), code_lines(c.text))
+    for c, n in zip(members, lines, strict=True):
+        size[c.symbol] = max(size.get(c.symbol, 0), n)
     first: dict[str, Any] = {}
-    for c in sorted(members, key=lambda c: c.start_line):
-        if c.symbol not in first and 2 * code_lines(c.text) >= size[c.symbol]:
+    for i in sorted(range(len(members)), key=lambda i: members[i].start_line):
+        c = members[i]
+        if c.symbol not in first and 2 * lines[i] >= size[c.symbol]:
             first[c.symbol] = c
     order = sorted(first, key=lambda s: (-size[s], first[s].start_line))
     return [first[s] for s in order[:k]]
@@ -1705,11 +1713,7 @@ def follow_first(hits: Sequence[Any], lead: Sequence[Any]) -> list[Any]:
     top = hits[0].score
     head = [rescored(h, top * (1 - 1e-3 * (n + 1))) for n, h in enumerate(lead)]
     rest = [h for h in hits[1:] if (h.path, h.start_line, h.end_line) not in key]
-    floor = head[-1].score
-    if rest and rest[0].score >= floor and rest[0].score > 0:
-        ratio = floor * 0.999 / rest[0].score
-        rest = [rescored(h, h.score * ratio) for h in rest]
-    return [hits[0], *head, *rest]
+    return [hits[0], *head, *below(rest, head[-1].score)]
 
 
 def above(head: Sequence[Any], top: float) -> list[Any]:
