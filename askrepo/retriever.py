@@ -458,11 +458,8 @@ class Retriever:
             if unpinned:
                 users = [c for c in order if mentions_any(chunks[c].text, unpinned)]
                 extra.append((users, w_mention))
-            # a named class: its members are candidates for the behaviour asked about
-            prefixes = tuple(f"{s}." for s in pinned if s)
-            if prefixes:
-                members = [c for c in order if (chunks[c].symbol or "").startswith(prefixes)]
-                extra.append((members, w_mention))
+            # a named class's members are the `members` stage's job: the extra fusion list of
+            # them used before session 30 added nothing on top of it (docs/eval.md)
             # files named in a pasted trace or issue
             if w_file and q.file_names:
                 have = {chunks[c].path for c in order}
