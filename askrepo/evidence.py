@@ -242,6 +242,42 @@ def fragments(lines: Sequence[str], symbol: str | None) -> list[int]:
     return out
 
 
+_COMMENT_MARK = re.compile(r"^\s*(?:/\*+|\*+/?|//[/!]?|#+|--+|;+)?\s?")
+
+
+def example_lines(lines: Sequence[str]) -> list[int]:
+    """Indexes of the lines that are example code written into documentation: inside a fenced
+    block (```` ``` ```` or ``~~~``) of a comment or docstring, the fence lines included, a
+    doctest line (``>>> f(1)``, ``... x``), and a JSDoc ``@example`` block. They show how the
+    code is called, not what it does, so they are no key lines (rustdoc's
+    ``/// let mut map = HeaderMap::new();`` or its hidden ``/// # use http::HeaderMap;``).
+
+    >>> example_lines(["/// Sum.", "/// ```", "/// let x = add(1, 2);", "/// ```", "fn add() {"])
+    [1, 2, 3]
+    >>> example_lines(["    Sum two numbers:", "    >>> add(1, 2)", "    3", "    return a"])
+    [1]
+    >>> example_lines(["/**", " * Sum.", " * @example", " * add(1, 2)", " * @param a", " */"])
+    [2, 3]
+    """
+    out: list[int] = []
+    fence = example = False
+    for i, line in enumerate(lines):
+        comment = bool(LEAD_COMMENT.match(line))
+        content = _COMMENT_MARK.sub("", line, count=1).strip() if comment else line.strip()
+        if content.startswith(("```", "~~~")):
+            fence = not fence
+            out.append(i)
+            continue
+        if example and (not comment or content.startswith("@") or line.rstrip().endswith("*/")):
+            example = False
+        if fence or example or content.startswith((">>> ", "... ")) or content == ">>>":
+            out.append(i)
+        elif comment and content.startswith("@example"):
+            example = True
+            out.append(i)
+    return out
+
+
 def first_sentence(text: str, limit: int = MAX_DOC_CHARS) -> str:
     """The first sentence of ``text`` (whitespace collapsed), at most ``limit`` characters.
 
@@ -810,6 +846,7 @@ def evidence_card(
         if sig:  # the header's other lines, as far as the card shows them
             skip += [h.start_line + j for j in shown_header_lines(lines, h.symbol, sig)]
         skip += [h.start_line + j for j in fragments(lines, h.symbol)]
+        skip += [h.start_line + j for j in example_lines(lines)]
         sources.append(
             Source(
                 n=len(sources) + 1,

@@ -808,9 +808,45 @@ def test_key_lines_do_not_repeat_header_lines_the_signature_shows():
     assert lines.get(339) == "let pooled = self.pool.checkout(pool_key);"
 
 
+def test_key_lines_skip_example_code_written_into_the_docs():
+    """A rustdoc example (the fenced block, its hidden ``# use`` lines) and a doctest show how
+    the code is called, not what it does: no key lines, though they hold the question's words;
+    the doc's prose and the body's code still are."""
+    text = (
+        "    /// Multiple values per key are kept in insertion order.\n"
+        "    ///\n"
+        "    /// ```\n"
+        "    /// # use http::HeaderMap;\n"
+        "    /// let mut map = HeaderMap::new();\n"
+        "    /// map.append(header::HOST, value);\n"
+        "    /// ```\n"
+        "    pub fn append(&mut self, key: HeaderName, value: T) -> bool {\n"
+        "        self.append_value(key, value, ExtraValues::Insert)\n"
+        "    }\n"
+    )
+    h = hit(1, "src/header/map.rs", 1200, text, "HeaderMap.append", "method")
+    card = evidence_card("how are multiple values appended to a header map key?", [h])
+    lines = dict(card.sources[0].lines)
+    assert not set(lines) & {1202, 1203, 1204, 1205, 1206}  # the fenced example
+    assert 1208 in lines  # the body line
+
+    doc = (
+        "def add_value(headers, key, value):\n"
+        '    """Append a value to a header key.\n'
+        "\n"
+        "    >>> add_value(headers, 'key', 'value')\n"
+        '    """\n'
+        "    headers.setdefault(key, []).append(value)\n"
+    )
+    card = evidence_card("how is a value appended to a header key?", [hit(1, "h.py", 1, doc)])
+    lines = dict(card.sources[0].lines)
+    assert 4 not in lines and 6 in lines  # the doctest line out, the code line in
+
+
 def test_methods_of_one_class_are_stated_once():
     context_chunk = Chunk("src/click/core.py", 160, 161, CONTEXT, "python", "class", "Context")
     lookup_value = LOOKUP.replace("def lookup_default", "def lookup_value")
+
     hits = [
         hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
         hit(2, "src/click/core.py", 740, lookup_value, "Context.lookup_value", "method"),
