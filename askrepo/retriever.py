@@ -450,16 +450,13 @@ class Retriever:
                     ([c for c in order if contains_all(chunks[c].text, phrases)], PHRASE_WEIGHT)
                 )
                 filters.append(f"quoted text boosted: {'; '.join(phrases)}")
-            pinned = {chunks[c].symbol for c in symbol_ids}
-            pinned_last = {(s or "").split(".")[-1] for s in pinned}
+            pinned_last = {(chunks[c].symbol or "").split(".")[-1] for c in symbol_ids}
             idents = [n for n in names if n not in phrases and n not in q.named]
             # identifiers that name no definition (attributes, parameters): boost their users
             unpinned = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
             if unpinned:
                 users = [c for c in order if mentions_any(chunks[c].text, unpinned)]
                 extra.append((users, w_mention))
-            # a named class's members are the `members` stage's job: the extra fusion list of
-            # them used before session 30 added nothing on top of it (docs/eval.md)
             # files named in a pasted trace or issue
             if w_file and q.file_names:
                 have = {chunks[c].path for c in order}

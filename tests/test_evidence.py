@@ -846,7 +846,6 @@ def test_key_lines_skip_example_code_written_into_the_docs():
 def test_methods_of_one_class_are_stated_once():
     context_chunk = Chunk("src/click/core.py", 160, 161, CONTEXT, "python", "class", "Context")
     lookup_value = LOOKUP.replace("def lookup_default", "def lookup_value")
-
     hits = [
         hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method"),
         hit(2, "src/click/core.py", 740, lookup_value, "Context.lookup_value", "method"),
