@@ -36,7 +36,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
   a C/C++ header window that only lists declarations (``declaration_prior``), a Python
   window that is mostly documentation passed as arguments (``signature_docs_prior``) and a
-  Python ``@overload`` stub (``overload_prior``).
+  Python ``@overload`` stub (``overload_prior``); for a pasted report, an issue or
+  pull-request template (``is_report_form``: the report filled it in).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
   retrieves its card's candidates without it: the card has its own class rule.
@@ -152,6 +153,7 @@ PRIOR_SIGNATURE_DOCS = 0.5  # a Python chunk that is mostly documentation passed
 SIGNATURE_DOC_SHARE = 0.5  # of its non-blank lines inside multi-line strings given to a call
 PRIOR_OVERLOAD = 0.5  # a Python @overload stub: a type signature, the implementation is elsewhere
 PRIOR_GENERATED = 0.7  # a file whose header says it was generated (re2c, fiat-crypto, bundles)
+PRIOR_FORM = 0.5  # an issue / pull-request template, for a pasted report (written in that form)
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -718,6 +720,9 @@ def path_prior(path: str, text: str, q: Query) -> float:
     about docs or examples; PRIOR_REEXPORT for
     ``__init__.py``, ``package-info.java``, ``.d.ts`` stubs and ``index.*`` / ``mod.rs`` barrels
     (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
+    PRIOR_FORM, for a pasted report only, for an issue or pull-request template
+    (``is_report_form``): the report was written by filling it in, so it shares the report's
+    headings and boilerplate whatever the bug is.
     """
     stem, dirs = split_path(path)
     factor = 1.0
@@ -734,7 +739,37 @@ def path_prior(path: str, text: str, q: Query) -> float:
         or (stem.lower() in ("index", "mod") and is_barrel(text))
     ):
         factor *= PRIOR_REEXPORT
+    if q.kind == TRACE and is_report_form(path):
+        factor *= PRIOR_FORM
     return factor
+
+
+# GitHub's and GitLab's template folders and file names (matched in lower case)
+_FORM_DIRS = frozenset(
+    "issue_template pull_request_template discussion_template issue_templates "
+    "merge_request_templates".split()
+)
+_FORM_STEMS = frozenset(("issue_template", "pull_request_template", "bug_report", "bug-report"))
+
+
+def is_report_form(path: str) -> bool:
+    """An issue, pull-request or discussion template: a file under ``ISSUE_TEMPLATE/`` (also
+    ``PULL_REQUEST_TEMPLATE/``, ``DISCUSSION_TEMPLATE/``, GitLab's ``issue_templates/`` and
+    ``merge_request_templates/``), or an ``ISSUE_TEMPLATE.md`` / ``PULL_REQUEST_TEMPLATE.md``
+    anywhere; in ``.github/`` also ``bug_report.*`` / ``bug-report.*``.
+
+    >>> [is_report_form(p) for p in (".github/ISSUE_TEMPLATE/bug-report.yml",
+    ...  ".github/PULL_REQUEST_TEMPLATE.md", ".gitlab/issue_templates/Bug.md",
+    ...  ".github/workflows/ci.yml", "src/report/bug_report.py")]
+    [True, True, True, False, False]
+    """
+    parts = path.lower().split("/")
+    if any(d in _FORM_DIRS for d in parts[:-1]):
+        return True
+    stem = parts[-1].split(".", 1)[0]
+    if stem in ("issue_template", "pull_request_template"):
+        return True
+    return stem in _FORM_STEMS and ".github" in parts[:-1]
 
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")

@@ -9,7 +9,7 @@ import pytest
 
 from askrepo import ranking
 from askrepo.datatypes import Chunk, Hit
-from askrepo.query import parse_query
+from askrepo.query import TRACE, parse_query
 from askrepo.retriever import rrf
 
 
@@ -94,6 +94,38 @@ def test_path_prior():
     assert ranking.path_prior("pkg/config.py", "", q) == 1.0
     # a query that names the directory keeps it
     assert ranking.path_prior("pkg/v1/config.py", "", parse_query("the v1 config")) == 1.0
+
+
+def test_an_issue_template_yields_to_code_for_a_pasted_report():
+    report = parse_query(
+        "Crash when installing from a local wheel\n\n### Description\n\n"
+        "pip install ./pkg.whl fails with a KeyError.\n\n### Expected behavior\n\n"
+        "It installs.\n\n### pip version\n\n24.0\n\n### Python version\n\n3.12\n"
+    )
+    assert report.kind == TRACE
+    form = ".github/ISSUE_TEMPLATE/bug-report.yml"
+    assert ranking.path_prior(form, "", report) == ranking.PRIOR_FORM == 0.5
+    # an example directory's template: both factors, 0.7 * 0.5 = 0.35
+    assert ranking.path_prior("examples/.github/ISSUE_TEMPLATE/x.md", "", report) == pytest.approx(
+        0.35
+    )
+    assert ranking.path_prior(".github/PULL_REQUEST_TEMPLATE.md", "", report) == 0.5
+    assert ranking.path_prior(".github/bug_report.md", "", report) == 0.5
+    # a workflow, a project file named like a form, and code are no forms
+    for path in (".github/workflows/ci.yml", "src/report/bug_report.py", "src/pip/req_file.py"):
+        assert ranking.path_prior(path, "", report) == 1.0
+    # a question in words is not a filled-in form: the template keeps its place
+    assert ranking.path_prior(form, "", parse_query("what does the bug report form ask for")) == 1.0
+    # scored: the template 0.030 x 0.5 = 0.015 falls below the code's 0.020
+    hits = [
+        hit(form, 0.030, kind="window", text="name: Bug report"),
+        hit("src/pip/req_file.py", 0.020),
+    ]
+    ranked = ranking.rescore(hits, report)
+    assert [(h.path, round(h.score, 4)) for h in ranked] == [
+        ("src/pip/req_file.py", 0.02),
+        (form, 0.015),
+    ]
 
 
 def test_code_under_a_docs_directory_is_the_docs_examples():
