@@ -1067,3 +1067,67 @@ def test_a_line_window_yields_to_a_function_for_a_question_in_words(tmp_path, mo
     assert scores(q) == off  # the stage is all the difference
     monkeypatch.setattr(ranking, "WINDOW_DEMOTION", 0.9)
     assert scores("stringifyFlag") == scores("stringifyFlag", disabled=("windows",))
+
+
+BUG_FORM = """\
+name: Bug report
+description: Report a bug in the upload client
+labels: [bug]
+body:
+  - type: textarea
+    attributes:
+      label: Description
+      description: A clear description of the bug. What happened?
+  - type: textarea
+    attributes:
+      label: Steps to reproduce
+      description: The code you ran, as a minimal example.
+  - type: textarea
+    attributes:
+      label: Expected behavior
+      description: What you expected to happen instead.
+  - type: input
+    attributes:
+      label: Version
+      description: The version of the upload client and of Python.
+"""
+
+
+def test_a_pasted_report_ranks_code_above_the_issue_form_it_was_written_in(tmp_path):
+    """A report filled in from `.github/ISSUE_TEMPLATE/` shares the form's headings whatever
+    the bug is; the form yields to code (the `priors` stage), which it outranks without it."""
+    root = tmp_path / "repo"
+    (root / ".github" / "ISSUE_TEMPLATE").mkdir(parents=True)
+    (root / ".github" / "ISSUE_TEMPLATE" / "bug_report.yml").write_text(BUG_FORM)
+    (root / "upload").mkdir()
+    (root / "upload" / "retry.py").write_text(
+        "def retry_delay(attempt, base=0.5):\n"
+        '    """Seconds to wait before retrying an upload: doubles with each attempt."""\n'
+        "    return base * 2 ** attempt\n"
+    )
+    for name in ("auth", "progress", "paths"):  # about other things
+        (root / "upload" / f"{name}.py").write_text(
+            f"def read_{name}(filename):\n"
+            f'    """Read the {name} settings from a file on disk."""\n'
+            "    return open(filename).read()\n"
+        )
+    report = (
+        "Stuck for minutes on a flaky network\n\n### Description\n\nA clear description of "
+        "the bug: what happened is that the upload client hung for minutes.\n\n"
+        "### Steps to reproduce\n\nThe code I ran: client.send('big.bin')\n\n"
+        "### Expected behavior\n\nWhat I expected to happen instead: it goes on soon.\n\n"
+        "### Version\n\nupload client 2.1, Python 3.12\n"
+    )
+    form = ".github/ISSUE_TEMPLATE/bug_report.yml"
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        plain = [f.path for f in retriever.search_files(report, SearchOptions(k=5)).files]
+        off = SearchOptions(k=5, disabled=("priors",))
+        without = [f.path for f in retriever.search_files(report, off).files]
+    code = ["upload/auth.py", "upload/paths.py", "upload/progress.py", "upload/retry.py"]
+    assert without[0] == plain[0] == "upload/retry.py"
+    # without the prior the form outranks code files, as it did in pip's and rich's reports
+    assert without.index(form) < max(without.index(p) for p in code)
+    # with it, every code file comes first
+    assert sorted(plain[:4]) == code and plain[4] == form
