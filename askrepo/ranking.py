@@ -749,7 +749,8 @@ _FORM_DIRS = frozenset(
     "issue_template pull_request_template discussion_template issue_templates "
     "merge_request_templates".split()
 )
-_FORM_STEMS = frozenset(("issue_template", "pull_request_template", "bug_report", "bug-report"))
+_FORM_STEMS = frozenset(("issue_template", "pull_request_template"))  # anywhere
+_GITHUB_FORM_STEMS = frozenset(("bug_report", "bug-report"))  # in .github/ only
 
 
 def is_report_form(path: str) -> bool:
@@ -763,13 +764,12 @@ def is_report_form(path: str) -> bool:
     ...  ".github/workflows/ci.yml", "src/report/bug_report.py")]
     [True, True, True, False, False]
     """
-    parts = path.lower().split("/")
-    if any(d in _FORM_DIRS for d in parts[:-1]):
-        return True
-    stem = parts[-1].split(".", 1)[0]
-    if stem in ("issue_template", "pull_request_template"):
-        return True
-    return stem in _FORM_STEMS and ".github" in parts[:-1]
+    stem, dirs = split_path(path.lower())
+    return (
+        stem in _FORM_STEMS
+        or any(d in _FORM_DIRS for d in dirs)
+        or (stem in _GITHUB_FORM_STEMS and ".github" in dirs)
+    )
 
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
