@@ -73,7 +73,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   module …), its MEMBER_LEAD largest direct members, by lines of code, follow it
   (``member_lead``, placed by ``follow_first``), fetched from its file whether retrieval found
   them or not: after ``Thor::Shell::Basic`` come ``print_table``, ``file_collision`` and
-  ``ask``, not ``quiet?`` and ``stdout``.
+  ``ask``, not ``quiet?`` and ``stdout``. Public members come before private helpers
+  (``is_private``: after ``HeaderMap`` its ``pub fn insert``, not its ``fn remove_found``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
 
@@ -1706,8 +1707,11 @@ def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None
     size of its largest. What a reader of a type looks at after its
     definition is its substantial API (``ask``, ``print_table``), not its one-line getters;
     retrieval cannot tell them apart for a bare name, since every member mentions the class.
+    Public members come first (``is_private``; a Rust trait's methods are all public), then
+    private helpers, each group by size.
 
-    Worked numbers: tests/test_ranking.py::test_member_lead_hand_worked.
+    Worked numbers: tests/test_ranking.py::test_member_lead_hand_worked and
+    ::test_member_lead_puts_the_public_api_before_private_helpers.
     """
     k = MEMBER_LEAD if k is None else k
     sym = getattr(definition, "symbol", None)
@@ -1733,8 +1737,57 @@ def member_lead(definition: Any, candidates: Sequence[Any], k: int | None = None
         c = members[i]
         if c.symbol not in first and 2 * lines[i] >= size[c.symbol]:
             first[c.symbol] = c
-    order = sorted(first, key=lambda s: (-size[s], first[s].start_line))
+    trait = _declares_trait(definition)
+    order = sorted(
+        first,
+        key=lambda s: (not trait and is_private(first[s]), -size[s], first[s].start_line),
+    )
     return [first[s] for s in order[:k]]
+
+
+_PRIVATE_WORD = re.compile(r"\b(?:private|fileprivate)\b")
+_RUST_PUB = re.compile(r"\bpub\b")
+_TRAIT_DECL = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s", re.MULTILINE)
+
+
+def _declares_trait(definition: Any) -> bool:
+    """Whether ``definition`` is a Rust trait: its methods need no ``pub`` to be its API."""
+    return definition.path.endswith(".rs") and bool(_TRAIT_DECL.search(definition.text))
+
+
+def is_private(chunk: Any) -> bool:
+    """Whether the member ``chunk`` is outside its type's public API, as its language spells
+    it: Python ``_name`` (not a ``__dunder__``), JavaScript ``#name`` / ``_name``, Dart
+    ``_name``, Go a lower-case first letter, Rust no ``pub`` before the name (a trait impl's
+    ``fmt`` too: protocol, not API), and ``private`` / ``fileprivate`` before the name in the
+    C-family languages. Unknown: public (Ruby's ``private`` sections, C++'s access labels)."""
+    name = last_part(chunk.symbol or "")
+    if not name:
+        return False
+    path = chunk.path
+    ext = os.path.splitext(path)[1]
+    if ext in (".py", ".pyi"):
+        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    if ext == ".go":
+        return name[0].islower()
+    if ext in (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".dart") and name[0] in "_#":
+        return True
+    prefix = _before_name(chunk.text, name)
+    if prefix is None:
+        return False
+    if ext == ".rs":
+        return not _RUST_PUB.search(prefix)
+    return bool(_PRIVATE_WORD.search(prefix))
+
+
+def _before_name(text: str, name: str) -> str | None:
+    """What precedes ``name`` on the first code line that declares it (modifiers), or None."""
+    pat = re.compile(r"(?<![\w$#])" + re.escape(name) + r"(?![\w$])")
+    for _, line in code_line_indices(text.splitlines()):
+        m = pat.search(line)
+        if m:
+            return line[: m.start()]
+    return None
 
 
 def follow_first(hits: Sequence[Any], lead: Sequence[Any]) -> list[Any]:

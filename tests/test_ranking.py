@@ -606,6 +606,65 @@ def test_member_lead_hand_worked():
     assert ranking.member_lead(basic, chunks, k=0) == []
 
 
+def test_member_lead_puts_the_public_api_before_private_helpers():
+    # HeaderMap (http): the three largest members are private helpers (no `pub`); what a
+    # reader of the type wants next is its API, so the public ones lead whatever their size
+    head = hit("map.rs", 1.0, kind="class", symbol="HeaderMap", text="pub struct HeaderMap<T> {}")
+
+    def member(name, code, start, vis):
+        body = "\n".join(f"        let x{i} = {i};" for i in range(code - 2))
+        sig = f"    {vis}fn {name}(&self) {{"
+        text = f"    /// {name} the map.\n    #[inline]\n{sig}\n{body}\n    }}"
+        return hit("map.rs", 0.0, kind="method", text=text, symbol=f"HeaderMap.{name}", start=start)
+
+    helper = member("remove_found", 40, 1371, "")  # private, largest
+    entry2 = member("entry2", 30, 1067, "")
+    insert = member("insert", 20, 1104, "pub ")
+    get = member("get", 10, 655, "pub(crate) ")  # visible outside its module: public here
+    fmt = member("fmt", 50, 1900, "")  # a trait impl: no `pub`, after the API too
+    chunks = [helper, entry2, insert, get, fmt]
+    # code lines: `#[inline]`, `fn`, the body and `}` (the doc comment does not count)
+    assert [ranking.code_lines(c.text) for c in (helper, insert)] == [41, 21]
+    lead = ranking.member_lead(head, chunks, k=4)
+    assert [c.symbol for c in lead] == [
+        "HeaderMap.insert",
+        "HeaderMap.get",
+        "HeaderMap.fmt",
+        "HeaderMap.remove_found",
+    ]
+    # a trait's methods are its API without `pub`: size alone orders them
+    trait = hit("map.rs", 1.0, kind="class", symbol="HeaderMap", text="pub trait HeaderMap {")
+    assert [c.symbol for c in ranking.member_lead(trait, chunks, k=2)] == [
+        "HeaderMap.fmt",
+        "HeaderMap.remove_found",
+    ]
+
+
+def test_is_private_by_language():
+    def m(path, symbol, text="x"):
+        return hit(path, 0.0, kind="method", symbol=symbol, text=text)
+
+    cases = [
+        (m("a.py", "Client._send"), True),
+        (m("a.py", "Client.__init__"), False),  # a dunder is protocol, not a helper
+        (m("a.py", "Client.send"), False),
+        (m("a.go", "DefaultBinder.bindData"), True),
+        (m("a.go", "DefaultBinder.Bind"), False),
+        (m("a.rs", "Map.insert", "/// inserts `insert`\npub fn insert(&mut self) {"), False),
+        (m("a.rs", "Map.entry2", "/// `pub` helper\n#[inline]\nfn entry2(&mut self) {"), True),
+        (m("A.java", "A.run", "@Override\nprivate void run() {"), True),
+        (m("A.java", "A.go", "public void go() {"), False),
+        (m("A.kt", "A.own", "internal fun own() {"), False),
+        (m("A.swift", "A.hide", "fileprivate func hide() {"), True),
+        (m("a.ts", "A.#secret", "#secret() {"), True),
+        (m("a.ts", "A.load", "private load(): void {"), True),
+        (m("a.js", "A._cache", "_cache() {"), True),
+        (m("a.rb", "A.helper", "def helper"), False),  # Ruby's `private` sections: unknown
+        (m("a.rs", "Map.fmt", "// no declaration here"), False),  # name not found: public
+    ]
+    assert [ranking.is_private(c) for c, _ in cases] == [want for _, want in cases]
+
+
 def test_follow_first_hand_worked():
     a, b, c = hit("a.py", 1.0), hit("b.py", 0.8), hit("c.py", 0.5)
     out = ranking.follow_first([a, b, c], [c])
