@@ -210,4 +210,22 @@ if want thor; then
     src=$(deb ruby-thor=1.2.1-2)
     copy thor "$src/usr/share/rubygems-integration/all/gems/thor-1.2.1" lib
 fi
+if want marshmallow; then  # src/marshmallow of the sdist -> marshmallow/
+    fresh marshmallow
+    src=$(pypi_sdist marshmallow==3.26.1)
+    copy marshmallow "$src/src" marshmallow
+fi
+if want gorilla-mux; then
+    fresh gorilla-mux
+    src=$(deb golang-github-gorilla-mux-dev=1.8.0-1)
+    for f in "$src"/usr/share/gocode/src/github.com/gorilla/mux/*; do
+        copy gorilla-mux "$(dirname "$f")" "$(basename "$f")"
+    done
+fi
+if want tokio-util; then
+    fresh tokio-util
+    src=$(deb librust-tokio-util-dev=0.7.3-2)
+    copy tokio-util "$src/usr/share/cargo/registry/tokio-util-0.7.3" src
+    copy tokio-util "$src/usr/share/cargo/registry/tokio-util-0.7.3" Cargo.toml
+fi
 echo "corpora in $ROOT" >&2
