@@ -230,6 +230,9 @@ def fts_query(query: str, max_terms: int = 32) -> str:
         if m.start() > 0 and query[m.start() - 1] == "." and word in FILE_EXTENSIONS:
             continue  # the "py" of core.py
         buckets[3].append(word)
+        variant = american(word)
+        if variant:  # code spells "color": a question's "colour" finds it too
+            buckets[3].append(variant)
     out: dict[str, None] = {}
     for bucket in buckets:
         for term in bucket:
@@ -238,6 +241,85 @@ def fts_query(query: str, max_terms: int = 32) -> str:
                 if len(out) >= max_terms:
                     return " ".join(out)
     return " ".join(out)
+
+
+# British spellings whose American form is what code is written in (``color``, ``normalize``,
+# ``analyze``, ``center``, ``license``, ``canceled``, ``catalog``): word stems and suffixes.
+_OUR = re.compile(
+    r"^(colo|behavio|favo|flavo|hono|labo|neighbo|rumo|humo|armo|vapo|harbo|savo|endeavo"
+    r"|parlo|vigo|odo|rigo|cando|valo|fervo|savio)ur"
+)
+_ISE = re.compile(r"^([a-z]{3,}[^aeious])is(e|es|ed|ing|ation|ations|er|ers|able)$")
+_ISE_KEEP = frozenset(
+    "advise advised advises advising exercise exercised exercises exercising promise promised "
+    "promises promising premise premises expertise enterprise enterprises franchise "
+    "merchandise compromise compromised compromises surprise surprised surprises surprising "
+    "supervise supervised supervisor revise revised revises revising devise devised improvise "
+    "improvised comprise comprised comprises comprising televise disguise disguised paradise "
+    "treatise demise despise excise incise chastise chastised precise concise otherwise "
+    "likewise clockwise anticlockwise counterclockwise".split()
+)
+_YSE = re.compile(r"^([a-z]+)ys(e|es|ed|ing|er|ers)$")  # analyse, paralyse, catalyse
+_TRE = re.compile(r"^(cen|me|li|thea|fib|calib|spec|sabre|lus)tre(s|d)?$")
+_SPELLINGS = {
+    "licence": "license",
+    "licences": "licenses",
+    "defence": "defense",
+    "offence": "offense",
+    "pretence": "pretense",
+    "catalogue": "catalog",
+    "catalogues": "catalogs",
+    "dialogue": "dialog",
+    "dialogues": "dialogs",
+    "analogue": "analog",
+    "grey": "gray",
+    "programme": "program",
+    "programmes": "programs",
+    "judgement": "judgment",
+    "acknowledgement": "acknowledgment",
+    "artefact": "artifact",
+    "artefacts": "artifacts",
+    "aluminium": "aluminum",
+    "plough": "plow",
+    "sceptical": "skeptical",
+    "whilst": "while",
+}
+_DOUBLED_L = re.compile(
+    r"^(cancel|label|model|travel|signal|marshal|unmarshal|tunnel|channel|level|fuel|total"
+    r"|dial|equal|counsel|panel|pixel|shovel|enrol|fulfil|instal)l(ed|ing|er|ers)$"
+)
+
+
+def american(word: str) -> str | None:
+    """The American spelling of a lower-case British one (``colour`` -> ``color``,
+    ``normalised`` -> ``normalized``, ``analyse`` -> ``analyze``, ``centre`` -> ``center``,
+    ``cancelled`` -> ``canceled``, ``licence`` -> ``license``), or None. Only ever added to a
+    full-text query beside the word (``fts_query``): a form no code uses matches nothing.
+
+    >>> [american(w) for w in ("colours", "initialise", "serialisation", "analysed", "centre")]
+    ['colors', 'initialize', 'serialization', 'analyzed', 'center']
+    >>> [american(w) for w in ("raise", "promise", "otherwise", "color", "hour", "four")]
+    [None, None, None, None, None, None]
+    """
+    if word in _SPELLINGS:
+        return _SPELLINGS[word]
+    m = _OUR.match(word)
+    if m:
+        return m.group(1) + "r" + word[m.end() :]
+    if word not in _ISE_KEEP:
+        m = _ISE.match(word)
+        if m:
+            return f"{m.group(1)}iz{m.group(2)}"
+    m = _YSE.match(word)
+    if m and len(m.group(1)) >= 3:
+        return f"{m.group(1)}yz{m.group(2)}"
+    m = _TRE.match(word)
+    if m:
+        return f"{m.group(1)}ter{m.group(2) or ''}"
+    m = _DOUBLED_L.match(word)
+    if m:
+        return m.group(1) + m.group(2)
+    return None
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")

@@ -88,6 +88,20 @@ def test_fts_query_examples():
     assert fts_query("the and of is") == ""
 
 
+def test_fts_query_adds_the_american_spelling_beside_a_british_one():
+    # code is written "color", "normalize": the British word stays, its American form follows
+    assert fts_query("reduce a colour to the nearest of the terminal's colours") == (
+        "reduce colour color nearest terminal colours colors"
+    )
+    assert fts_query("where are paths normalised and cancelled tasks logged?") == (
+        "paths normalised normalized cancelled canceled tasks logged"
+    )
+    # words that only end like a British spelling have no variant
+    assert fts_query("raise a promise otherwise exercise the hour") == (
+        "raise promise otherwise exercise hour"
+    )
+
+
 def test_fts_query_stack_trace_keeps_informative_terms_first():
     trace = (
         "Traceback (most recent call last):\n"

@@ -173,6 +173,22 @@ def test_index_writes_the_lexical_index_and_search_reads_it(repo):
     ]
 
 
+def test_a_british_spelling_finds_code_written_in_american_on_a_real_index(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "palette.py").write_text(
+        "def downgrade(color, system):\n"
+        '    """Map a truecolor to the nearest color of a smaller palette."""\n'
+        "    return nearest(color, system.palette)\n"
+    )
+    (root / "other.py").write_text("def unrelated():\n    return 42\n")
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    r = Retriever.open(root, embedder=emb)
+    hits = r.search("colour", SearchOptions(k=3, mode="fts")).hits
+    assert [h.symbol for h in hits] == ["downgrade"]  # only the American form is in the code
+
+
 def test_an_edit_tokenizes_only_the_changed_file_and_old_directories_go(repo, monkeypatch):
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
