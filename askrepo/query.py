@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .identifiers import (
     FILE_EXTENSIONS,
     STOP_WORDS,
+    american,
     fts_query,
     query_identifiers,
 )
@@ -405,6 +406,9 @@ def content_words(query: str) -> list[str]:
         w = m.group(0).lower()
         if len(w) > 2 and w not in STOP_WORDS:
             out[w] = None
+            variant = american(w)
+            if variant:  # "colour" also matches color.py and a `color` parameter
+                out[variant] = None
     return list(out)
 
 

@@ -92,6 +92,15 @@ def test_file_names_and_words():
         "main.go",
     ]
     assert content_words("Where is the config of a DB loaded?") == ["config", "loaded"]
+    # a British spelling brings its American form, which file names and code use (color.py)
+    assert content_words("reduce a colour to the nearest colours") == [
+        "reduce",
+        "colour",
+        "color",
+        "nearest",
+        "colours",
+        "colors",
+    ]
 
 
 def test_scope_of_a_question_and_of_a_pasted_report():
