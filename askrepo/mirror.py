@@ -46,7 +46,6 @@ class Mirror:
         self.piece_owner = np.zeros(0, dtype=np.int64)  # row position of each piece's chunk
         self.piece_matrix = np.zeros((0, mat.shape[1] if mat.ndim == 2 else 0), dtype=np.float32)
         self._masks: dict[frozenset[str], Any] = {}
-        self._centroids: dict[str, Any] = {}  # path -> its centroid (None: nothing embedded)
         self.position = {cid: i for i, cid in enumerate(ids)}
         self.by_last: dict[str, list[int]] = {}
         self.by_callee: dict[str, list[int]] = {}
@@ -66,7 +65,6 @@ class Mirror:
         import numpy as np
 
         self.matrix[rows] = unit_rows(np.asarray(vectors, dtype=np.float32))
-        self._centroids.clear()
 
     def set_pieces(self, owners: Any, vectors: Any) -> None:
         """Piece vectors (unit-normalised here) of the chunks at row positions ``owners``."""
@@ -159,23 +157,6 @@ class Mirror:
         )
         return [(self.ids[idx[j]], self.chunks[idx[j]], float(scores[j])) for j in order]
 
-    def file_similarity(self, vector: Sequence[float], paths: Sequence[str]) -> dict[str, float]:
-        """Cosine between ``vector`` and the centroid of each of ``paths`` (``centroid``),
-        for the files with an embedded chunk."""
-        import numpy as np
-
-        q = np.asarray(vector, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        out: dict[str, float] = {}
-        for p in dict.fromkeys(paths):
-            if p not in self._centroids:
-                idx = [i for i in self.by_path.get(p, []) if self.embedded[i]]
-                self._centroids[p] = centroid(self.matrix[idx]) if idx else None
-            c = self._centroids[p]
-            if c is not None:
-                out[p] = float(c @ q)
-        return out
-
     def _rows(self, idx: Iterable[int], classes: Iterable[str] | None, limit: int) -> list[Row]:
         allowed = None if classes is None else set(classes)
         out = []
@@ -205,13 +186,3 @@ def unit_rows(vecs: Any) -> Any:
 
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs / np.where(norms == 0, 1.0, norms)
-
-
-def centroid(vecs: Any) -> Any:
-    """A file's centroid: the mean of its chunks' own unit vectors (pieces not included),
-    scaled to length 1 (None when that mean is zero)."""
-    import numpy as np
-
-    mean = unit_rows(np.asarray(vecs, dtype=np.float32)).mean(axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else None

@@ -16,13 +16,6 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``pathwords``: a natural-language query word matching a file's stem or directory raises that
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
-* ``centroid``: for a natural-language question, a file whose *centroid* (the normalised mean
-  of its chunks' vectors: what the file as a whole is about) is among the nearest to the
-  question raises its chunks, up to 1 + CENTROID_WEIGHT for the nearest file among the
-  candidates' and less for files within CENTROID_MARGIN of it (``centroid_factors``; the
-  similarities come from the store, ``IndexStore.file_similarity``). A chunk's own vector
-  reads one function; the file's says whether the function sits where the behaviour lives
-  (``load_shed/`` for "reject requests when there is no capacity").
 * ``length``: for a natural-language question (and, below its pinned definition, a symbol
   query's other candidates: a class's substantial methods before its getters) a chunk scores
   ``(lines / LENGTH_REF) **
@@ -94,7 +87,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from copy import copy
 from dataclasses import replace
 from functools import lru_cache
@@ -115,7 +108,6 @@ STAGES = (
     "infile",
     "pathwords",
     "coherence",
-    "centroid",
     "length",
     "header",
     "priors",
@@ -151,8 +143,6 @@ PATH_STEM_BOOST = 1.08  # the query words name the file (its stem, or every part
 PATH_DIR_BOOST = 1.04  # the query words name one of its directories
 COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as strong as the best
 COHERENCE_POOL = 30  # only the top candidates count as evidence
-CENTROID_WEIGHT = 0.1  # the candidate file whose centroid is nearest the question: x1.1
-CENTROID_MARGIN = 0.1  # ... falling linearly to x1.0 at this much less cosine than that file
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 PRIOR_DOC_CODE = 0.7  # code under docs/, doc/, docs_src/, docs-examples/ …: the docs' examples
@@ -1404,31 +1394,6 @@ def coherence_factors(hits: Sequence[Any], pool: int | None = None) -> list[floa
     return out
 
 
-def centroid_factors(
-    hits: Sequence[Any],
-    similarity: Mapping[str, float],
-    weight: float | None = None,
-    margin: float | None = None,
-) -> list[float]:
-    """Per hit: ``1 + weight * max(0, sim - best + margin) / margin``, where sim is the cosine
-    between the question and the centroid of the hit's file (``similarity``, by path) and
-    best the highest of those; 1 for a file ``similarity`` does not know. With the defaults
-    (CENTROID_WEIGHT 0.1, CENTROID_MARGIN 0.1): the nearest file x1.1, a file 0.04 below it
-    x1.06, 0.1 or more below x1.0. Worked numbers: tests/test_ranking.py::test_centroid_factors.
-    """
-    weight = CENTROID_WEIGHT if weight is None else weight
-    margin = CENTROID_MARGIN if margin is None else margin
-    if not similarity or weight == 0 or margin <= 0:
-        return [1.0] * len(hits)
-    best = max(similarity.values())
-    return [
-        1.0 + weight * max(0.0, similarity[h.path] - best + margin) / margin
-        if h.path in similarity
-        else 1.0
-        for h in hits
-    ]
-
-
 def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
     """MENTION_FACTOR for the test (doc) chunks of a question that brings tests (docs) in
     without asking for them (``query.scope_mentions``: "how does search decide that a question
@@ -1617,20 +1582,15 @@ def rescore(
     q: Query,
     disabled: Iterable[str] = (),
     generated: Collection[str] = frozenset(),
-    file_similarity: Mapping[str, float] | None = None,
 ) -> list[Any]:
-    """Apply the enabled re-scoring stages (coherence, centroid, pathwords, length, header,
-    priors, mentions, classes, windows, trivial) to the fused candidates (best first) and
-    return them re-sorted (ties keep their order). ``generated``: the candidates' paths whose
-    files say they were generated (``generated_prior``); ``file_similarity``: the cosine of
-    the question with each candidate file's centroid (``centroid_factors``)."""
+    """Apply the enabled re-scoring stages (coherence, pathwords, length, header, priors,
+    mentions, classes, windows, trivial) to the fused candidates (best first) and return them
+    re-sorted (ties keep their order). ``generated``: the candidates' paths whose files say
+    they were generated (``generated_prior``)."""
     off = set(disabled)
     scores = [float(h.score) for h in hits]
     if "coherence" not in off:
         scores = [s * f for s, f in zip(scores, coherence_factors(hits), strict=True)]
-    if "centroid" not in off and q.kind == NATURAL and file_similarity:
-        factors = centroid_factors(hits, file_similarity)
-        scores = [s * f for s, f in zip(scores, factors, strict=True)]
     if "pathwords" not in off and (q.kind == NATURAL or q.title_words):
         words = q.words if q.kind == NATURAL else q.title_words  # a report: its title's words
         scores = [s * path_word_factor(h.path, words) for s, h in zip(scores, hits, strict=True)]

@@ -491,15 +491,7 @@ class Retriever:
             generated: set[str] = set()
             if "priors" not in off and q.kind != SYMBOL and hasattr(self.store, "generated_paths"):
                 generated = self.store.generated_paths(h.path for h in hits)
-            similarity: dict[str, float] = {}
-            if (
-                "centroid" not in off
-                and q.kind == NATURAL
-                and qvec is not None
-                and hasattr(self.store, "file_similarity")
-            ):
-                similarity = self.store.file_similarity(qvec, [h.path for h in hits])
-            hits = ranking.rescore(hits, q, off, generated, similarity)
+            hits = ranking.rescore(hits, q, off, generated)
         hits = merge_overlaps(hits)
         saturation = hybrid and "saturation" not in off
         if saturation:

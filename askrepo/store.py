@@ -755,43 +755,6 @@ class IndexStore:
 
         return self._retrying(run)
 
-    def file_similarity(self, vector: Sequence[float], paths: Sequence[str]) -> dict[str, float]:
-        """Cosine between ``vector`` and the centroid of each file of ``paths`` (the normalised
-        mean of its embedded chunks' own vectors, ``mirror.centroid``), for the files with an
-        embedded chunk. Same result from the in-memory mirror and from LanceDB."""
-        paths = list(dict.fromkeys(paths))
-        if not paths or self._meta.chunk_count == 0 or self._meta.embedded_count == 0:
-            return {}
-        mirror = self._mirror_ready()
-        if mirror is not None:
-            return mirror.file_similarity(vector, paths)
-        import numpy as np
-
-        from .mirror import centroid
-
-        def run() -> dict[str, float]:
-            rows = self.table.search().where(_sql_in("path", paths)).select(["id", "path"])
-            path_of = {r["id"]: r["path"] for r in rows.limit(100_000).to_list()}
-            if not path_of:
-                return {}
-            vcond = _sql_in("id", path_of)
-            if _has_pieces(self.vectors):
-                vcond += " AND piece = 0"
-            vrows = self.vectors.search().where(vcond).select(["id", "vector"])
-            by_path: dict[str, list[Any]] = {}
-            for r in vrows.limit(len(path_of)).to_list():
-                by_path.setdefault(path_of[r["id"]], []).append(r["vector"])
-            q = np.asarray(vector, dtype=np.float32)
-            q = q / (np.linalg.norm(q) or 1.0)
-            out: dict[str, float] = {}
-            for p in paths:
-                c = centroid(by_path[p]) if p in by_path else None
-                if c is not None:
-                    out[p] = float(c @ q)
-            return out
-
-        return self._retrying(run)
-
     def start_search(self) -> None:
         """Called by each search; from the second one on, queries use the in-memory mirror,
         loaded (or its vectors reloaded) here, before the search's lists may run in threads."""

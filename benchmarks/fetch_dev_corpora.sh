@@ -228,4 +228,19 @@ if want tokio-util; then
     copy tokio-util "$src/usr/share/cargo/registry/tokio-util-0.7.3" src
     copy tokio-util "$src/usr/share/cargo/registry/tokio-util-0.7.3" Cargo.toml
 fi
+if want cli11; then  # header-only: /usr/include/CLI -> include/CLI
+    fresh cli11
+    src=$(deb libcli11-dev=2.1.2+ds-1)
+    copy cli11 "$src/usr" include/CLI
+fi
+if want mobx; then  # src/ of the npm tarball: mobx's TypeScript sources, no dist/
+    fresh mobx
+    src=$(npm_pack mobx@7.1.3)
+    copy mobx "$src" src
+fi
+if want rn-ble-plx; then  # android/src/main/java of the npm tarball -> java/
+    fresh rn-ble-plx
+    src=$(npm_pack react-native-ble-plx@3.5.1)
+    copy rn-ble-plx "$src/android/src/main" java
+fi
 echo "corpora in $ROOT" >&2

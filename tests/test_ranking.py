@@ -606,38 +606,6 @@ def test_member_lead_hand_worked():
     assert ranking.member_lead(basic, chunks, k=0) == []
 
 
-def test_centroid_factors():
-    # cosine of the question with each file's centroid; the nearest, a.py (0.50), is best
-    sim = {"a.py": 0.50, "b.py": 0.46, "c.py": 0.40, "d.py": 0.30}
-    hits = [hit(p, 1.0) for p in ("a.py", "b.py", "c.py", "d.py", "e.py")]
-    # 1 + 0.1 * max(0, sim - 0.50 + 0.1) / 0.1: a 1.1, b 1 + 0.06 = 1.06, c (0.1 below) 1.0,
-    # d (0.2 below) 1.0, e (no centroid known) 1.0
-    got = ranking.centroid_factors(hits, sim)
-    assert got == pytest.approx([1.1, 1.06, 1.0, 1.0, 1.0])
-    # a wider margin reaches further: 0.2 -> c 1 + 0.1 * 0.1 / 0.2 = 1.05
-    got = ranking.centroid_factors(hits, sim, margin=0.2)
-    assert got == pytest.approx([1.1, 1.08, 1.05, 1.0, 1.0])
-    assert ranking.centroid_factors(hits, {}) == [1.0] * 5
-    assert ranking.centroid_factors(hits, sim, weight=0) == [1.0] * 5
-
-
-def test_rescore_applies_the_centroid_stage_to_questions_in_words_only():
-    # two chunks of equal score; b.py's file is the nearer to the question: it moves first
-    # (0.5 x 1.1 = 0.55 against 0.5 x 1.0), unless the stage is off or the query is a symbol
-    hits = [hit("a.py", 0.5, start=1), hit("b.py", 0.5, start=9)]
-    sim = {"a.py": 0.2, "b.py": 0.4}
-    how = parse_query("how are retries scheduled")
-    off = ranking.STAGES  # every other stage off: the factors are this stage's alone
-    only = [s for s in off if s != "centroid"]
-    assert paths(ranking.rescore(hits, how, only, file_similarity=sim)) == ["b.py", "a.py"]
-    got = ranking.rescore(hits, how, only, file_similarity=sim)
-    assert [round(h.score, 4) for h in got] == [0.55, 0.5]
-    assert paths(ranking.rescore(hits, how, off, file_similarity=sim)) == ["a.py", "b.py"]
-    sym = parse_query("RetryPolicy")
-    assert paths(ranking.rescore(hits, sym, only, file_similarity=sim)) == ["a.py", "b.py"]
-    assert paths(ranking.rescore(hits, how, only)) == ["a.py", "b.py"]
-
-
 def test_member_lead_puts_the_public_api_before_private_helpers():
     # HeaderMap (http): the three largest members are private helpers (no `pub`); what a
     # reader of the type wants next is its API, so the public ones lead whatever their size

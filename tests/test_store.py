@@ -319,37 +319,6 @@ def test_in_files_ranks_every_chunk_of_the_files_the_same_from_lancedb_and_mirro
     assert sql.in_files(q, all_paths[:1])  # the test exercises a non-empty answer
 
 
-def test_file_similarity_is_the_cosine_with_each_files_centroid_from_lancedb_and_mirror(repo):
-    import numpy as np
-
-    emb = FakeEmbedder()
-    index_repo(repo, embedder=emb)
-    q = emb.embed_query("add item to the cart")
-    sql, mem = open_index(repo), open_index(repo)
-    mem._searches = 2  # the second search: the in-memory mirror answers
-    paths = sorted(sql.files())
-    # by hand: each file's own chunk vectors (no pieces), unit rows, mean, unit, dot q
-    ids = {cid: c.path for cid, c, _ in sql.where("true", 1000)}
-    vecs = sql.vectors.to_arrow().to_pylist()
-    want = {}
-    for p in paths:
-        rows = [
-            np.asarray(r["vector"]) for r in vecs if ids.get(r["id"]) == p and not r.get("piece")
-        ]
-        rows = [v / np.linalg.norm(v) for v in rows]
-        mean = np.mean(rows, axis=0)
-        unit_q = np.asarray(q) / np.linalg.norm(q)
-        want[p] = float(mean / np.linalg.norm(mean) @ unit_q)
-    a = sql.file_similarity(q, [*paths, "no/such/file.py", paths[0]])
-    b = mem.file_similarity(q, paths)
-    assert sorted(a) == sorted(b) == paths  # the unknown file is left out, a repeat counts once
-    for p in paths:
-        assert a[p] == pytest.approx(want[p], abs=1e-5) and b[p] == pytest.approx(want[p], abs=1e-5)
-    assert len(set(round(v, 4) for v in want.values())) == len(paths)  # the files differ
-    assert sql.file_similarity(q, []) == {} and mem.file_similarity(q, ["x.py"]) == {}
-    assert mem._matrix is not None and sql._matrix is None
-
-
 def test_file_chunks_are_the_same_from_lancedb_and_mirror_in_file_order(repo):
     index_repo(repo, embedder=FakeEmbedder())
     sql, mem = open_index(repo), open_index(repo)
