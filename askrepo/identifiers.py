@@ -231,7 +231,7 @@ def fts_query(query: str, max_terms: int = 32) -> str:
             continue  # the "py" of core.py
         buckets[3].append(word)
         variant = american(word)
-        if variant:  # code spells "color": a question's "colour" finds it too
+        if variant and stem(variant) != stem(word):  # code spells "color": "colour" finds it
             buckets[3].append(variant)
     out: dict[str, None] = {}
     for bucket in buckets:
@@ -244,7 +244,7 @@ def fts_query(query: str, max_terms: int = 32) -> str:
 
 
 # British spellings whose American form is what code is written in (``color``, ``normalize``,
-# ``analyze``, ``center``, ``license``, ``canceled``, ``catalog``): word stems and suffixes.
+# ``analyze``, ``center``, ``license``, ``catalog``): word stems and suffixes.
 _OUR = re.compile(
     r"^(colo|behavio|favo|flavo|hono|labo|neighbo|rumo|humo|armo|vapo|harbo|savo|endeavo"
     r"|parlo|vigo|odo|rigo|cando|valo|fervo|savio)ur"
@@ -284,17 +284,14 @@ _SPELLINGS = {
     "sceptical": "skeptical",
     "whilst": "while",
 }
-_DOUBLED_L = re.compile(
-    r"^(cancel|label|model|travel|signal|marshal|unmarshal|tunnel|channel|level|fuel|total"
-    r"|dial|equal|counsel|panel|pixel|shovel|enrol|fulfil|instal)l(ed|ing|er|ers)$"
-)
 
 
 def american(word: str) -> str | None:
     """The American spelling of a lower-case British one (``colour`` -> ``color``,
     ``normalised`` -> ``normalized``, ``analyse`` -> ``analyze``, ``centre`` -> ``center``,
-    ``cancelled`` -> ``canceled``, ``licence`` -> ``license``), or None. Only ever added to a
-    full-text query beside the word (``fts_query``): a form no code uses matches nothing.
+    ``licence`` -> ``license``), or None. Only ever added to a full-text query beside the word
+    (``fts_query``): a form no code uses matches nothing. ``cancelled`` / ``canceled`` need
+    none: ``stem`` already makes both ``cancel``, and a second copy would only weigh it twice.
 
     >>> [american(w) for w in ("colours", "initialise", "serialisation", "analysed", "centre")]
     ['colors', 'initialize', 'serialization', 'analyzed', 'center']
@@ -316,9 +313,6 @@ def american(word: str) -> str | None:
     m = _TRE.match(word)
     if m:
         return f"{m.group(1)}ter{m.group(2) or ''}"
-    m = _DOUBLED_L.match(word)
-    if m:
-        return m.group(1) + m.group(2)
     return None
 
 

@@ -23,6 +23,7 @@ from .identifiers import (
     american,
     fts_query,
     query_identifiers,
+    stem,
 )
 
 SYMBOL, NATURAL, TRACE = "symbol", "natural", "trace"
@@ -407,7 +408,7 @@ def content_words(query: str) -> list[str]:
         if len(w) > 2 and w not in STOP_WORDS:
             out[w] = None
             variant = american(w)
-            if variant:  # "colour" also matches color.py and a `color` parameter
+            if variant and stem(variant) != stem(w):  # "colour" also matches color.py
                 out[variant] = None
     return list(out)
 
