@@ -243,4 +243,19 @@ if want rn-ble-plx; then  # android/src/main/java of the npm tarball -> java/
     src=$(npm_pack react-native-ble-plx@3.5.1)
     copy rn-ble-plx "$src/android/src/main" java
 fi
+if want mustermann; then
+    fresh mustermann
+    src=$(deb ruby-mustermann=3.0.0-2)
+    copy mustermann "$src/usr/share/rubygems-integration/all/gems/mustermann-3.0.0" lib
+fi
+if want brotli; then  # c/ of the sdist: Google's brotli compressor and decoder (python/ binding left out)
+    fresh brotli
+    src=$(pypi_sdist Brotli==1.2.1)
+    copy brotli "$src" c
+fi
+if want expo-file-system; then  # android/src/main/java of the npm tarball -> kotlin/ (all Kotlin)
+    fresh expo-file-system
+    src=$(npm_pack expo-file-system@58.0.16)
+    copy expo-file-system "$src/android/src/main" java kotlin
+fi
 echo "corpora in $ROOT" >&2
