@@ -231,7 +231,7 @@ def fts_query(query: str, max_terms: int = 32) -> str:
             continue  # the "py" of core.py
         buckets[3].append(word)
         variant = american(word)
-        if variant and stem(variant) != stem(word):  # code spells "color": "colour" finds it
+        if variant:  # code spells "color": a question's "colour" finds it too
             buckets[3].append(variant)
     out: dict[str, None] = {}
     for bucket in buckets:
@@ -289,15 +289,21 @@ _SPELLINGS = {
 def american(word: str) -> str | None:
     """The American spelling of a lower-case British one (``colour`` -> ``color``,
     ``normalised`` -> ``normalized``, ``analyse`` -> ``analyze``, ``centre`` -> ``center``,
-    ``licence`` -> ``license``), or None. Only ever added to a full-text query beside the word
-    (``fts_query``): a form no code uses matches nothing. ``cancelled`` / ``canceled`` need
-    none: ``stem`` already makes both ``cancel``, and a second copy would only weigh it twice.
+    ``licence`` -> ``license``), or None. Only ever added beside the word (``fts_query``,
+    ``query.content_words``): a form no code uses matches nothing. None too when ``stem``
+    already joins the two spellings: a second copy would only weigh the word twice.
 
     >>> [american(w) for w in ("colours", "initialise", "serialisation", "analysed", "centre")]
     ['colors', 'initialize', 'serialization', 'analyzed', 'center']
     >>> [american(w) for w in ("raise", "promise", "otherwise", "color", "hour", "four")]
     [None, None, None, None, None, None]
     """
+    variant = _american(word)
+    return variant if variant and stem(variant) != stem(word) else None
+
+
+def _american(word: str) -> str | None:
+    """``american`` before the stem check."""
     if word in _SPELLINGS:
         return _SPELLINGS[word]
     m = _OUR.match(word)

@@ -23,7 +23,6 @@ from .identifiers import (
     american,
     fts_query,
     query_identifiers,
-    stem,
 )
 
 SYMBOL, NATURAL, TRACE = "symbol", "natural", "trace"
@@ -408,7 +407,7 @@ def content_words(query: str) -> list[str]:
         if len(w) > 2 and w not in STOP_WORDS:
             out[w] = None
             variant = american(w)
-            if variant and stem(variant) != stem(w):  # "colour" also matches color.py
+            if variant:  # "colour" also matches color.py
                 out[variant] = None
     return list(out)
 
