@@ -65,7 +65,9 @@ from askrepo.lines import split_lines
 # (ingest.decode), and the changes made under version 3 without a bump reach old indexes
 # (Swift operator functions, a /** */ doc one blank line above, Kotlin typealias, #if-wrapped
 # C++ declarations, ...).
-CHUNKER_VERSION = "4"
+# 5: a name escaped in backticks (Swift / Kotlin / Scala ``func `set`()``) is stored without
+# them; vectors of chunks whose embedded text is unchanged are reused, not recomputed.
+CHUNKER_VERSION = "5"
 
 _SIGNATURE_MAX = 200
 _MAX_ATTACHED = 100  # longer comment runs above a definition are left to window chunks
@@ -335,7 +337,10 @@ def _text(data: bytes, node: Any) -> str:
 
 def _part(name: str) -> str:
     """A symbol part: ``ns::Foo`` / ``App\\Models`` -> ``ns.Foo`` / ``App.Models``; an operator
-    (Swift ``..<``, ``<~>``: no word character) stays whole."""
+    (Swift ``..<``, ``<~>``: no word character) stays whole; a name escaped in backticks
+    (Swift / Kotlin / Scala ``func `default`()``, ``fun `is`()``) is the name itself."""
+    if "`" in name:
+        name = name.replace("`", "")
     if not _WORDISH.search(name):
         return name
     return ".".join(" ".join(p.split()) for p in re.split(r"::|\\|\.", name) if p.strip())

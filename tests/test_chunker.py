@@ -903,6 +903,40 @@ def test_kotlin_top_level_extension_functions_are_qualified_by_their_receiver():
     assert (8, 9, "method", "Generator.rule") in got  # a member extension stays the class's
 
 
+def test_a_name_escaped_in_backticks_is_the_name_itself():
+    """Swift, Kotlin and Scala escape a keyword used as a name in backticks; the symbol is the
+    name (``Store.set``), so a symbol query for ``set`` finds it."""
+    swift = src("""
+        public class Store {
+            public func `set`(_ key: String, value: Int) {
+                print(key)
+            }
+        }
+    """)
+    kotlin = src("""
+        class Matcher {
+            fun `is`(other: Any): Boolean {
+                return other == this
+            }
+        }
+    """)
+    scala = src("""
+        object Ops {
+          def `type`(x: Int): Int = {
+            x + 1
+          }
+        }
+    """)
+    for name, text, language, symbol in (
+        ("Store.swift", swift, "swift", "Store.set"),
+        ("Matcher.kt", kotlin, "kotlin", "Matcher.is"),
+        ("Ops.scala", scala, "scala", "Ops.type"),
+    ):
+        chunks = chunk_text(name, text, language)
+        got = {(start, kind, sym) for start, _, kind, sym in table(chunks)}
+        assert (2, "method", symbol) in got, (language, got)
+
+
 def test_kotlin_type_aliases_and_an_annotation_after_an_expression_body():
     text = src("""
         inline fun <T> trace(tag: String, block: () -> T) =
