@@ -1038,12 +1038,18 @@ def hyde_snippet(llm: Any, question: str) -> str:
     return hypothetical_snippet(llm, question)
 
 
-def file_results(hits: Sequence[Any]) -> list[Any]:
-    """One result per file, in ``files.rank_files`` order: the file's best chunk, scored with
-    the file's score (so every chunk metric reads a file ranking)."""
+def file_results(
+    hits: Sequence[Any], vote: Callable[[list[Any]], list[Any]] | None = None
+) -> list[Any]:
+    """One result per file, in ``files.rank_files`` order (then re-ranked by ``vote``, the
+    ``testvotes`` stage of ``search --files``): the file's best chunk, scored with the file's
+    score (so every chunk metric reads a file ranking)."""
     from askrepo.files import rank_files
 
-    return [replace(f.hits[0], rank=f.rank, score=f.score) for f in rank_files(hits)]
+    files = rank_files(hits)
+    if vote is not None:
+        files = vote(files)
+    return [replace(f.hits[0], rank=f.rank, score=f.score) for f in files]
 
 
 def _rerank(ranker: Any, question: str, hits: list[Any], k: int) -> list[Any]:
@@ -1094,7 +1100,7 @@ def _run_config(
         if hide is not None:
             hits = drop_path(hits, hide, want)
         if spec.files:
-            hits = file_results(hits)
+            hits = file_results(hits, lambda files: retr.test_votes(question, o, files))
         if ranker is not None:
             hits = _rerank(ranker, question, hits, k)
         return hits

@@ -384,7 +384,8 @@ def _mean(xs: Sequence[float]) -> float:
 
 
 def score_config(retriever: Any, cases: Sequence[GitCase], name: str) -> ConfigScore:
-    """File hit@1/@5 and MRR over files ranked by ``files.rank_files``, and chunk NDCG@10."""
+    """File hit@1/@5 and MRR over files ranked by ``files.rank_files`` and the ``testvotes``
+    stage (``Retriever.test_votes``), and chunk NDCG@10."""
     from .evaluate import parse_config, percentile
     from .files import rank_files
     from .metrics import file_hit_at, file_reciprocal_rank, ndcg_at_k
@@ -407,8 +408,9 @@ def score_config(retriever: Any, cases: Sequence[GitCase], name: str) -> ConfigS
     for case in cases:
         t0 = time.perf_counter()
         hits = retriever.search(case.query, opts).hits
+        # the tests that match vote, as in search --files (``-testvotes`` switches it off)
+        files = retriever.test_votes(case.query, opts, rank_files(hits))
         lat.append((time.perf_counter() - t0) * 1000)
-        files = rank_files(hits)
         file_targets = [Target(p) for p in case.files]
         h1 = float(file_hit_at(files, file_targets, 1))
         h5 = float(file_hit_at(files, file_targets, 5))

@@ -77,6 +77,9 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   (``is_private``: after ``HeaderMap`` its ``pub fn insert``, not its ``fn remove_found``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
+* ``testvotes``: file ranking only (``search --files``): the test chunks that match the query
+  (a second search with tests in scope) vote for the files they test, by name
+  (``files.vote_by_tests``: ``test_network_auth.py`` for ``network/auth.py``).
 
 Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``text``,
 ``score``); the functions return new lists and never mutate their input.
@@ -120,6 +123,7 @@ STAGES = (
     "neighbours",
     "members",
     "evidence",
+    "testvotes",
 )
 
 # Chunk kinds that are not definitions (line windows of code, plain text, doc sections).

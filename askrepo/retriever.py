@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -250,6 +251,7 @@ class FileSearchResult:
         return d
 
 
+QUERY_VECTORS = 8  # query vectors a Retriever keeps (Retriever._query_vector)
 FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
@@ -286,6 +288,9 @@ class Retriever:
     def __init__(self, store: Any, embedder: Any = None):
         self.store = store
         self._embedder = embedder
+        # the last QUERY_VECTORS texts' vectors: search_files searches a report twice
+        self._query_vectors: dict[str, Any] = {}
+        self._query_vectors_lock = threading.Lock()  # the MCP and web servers share one
 
     @classmethod
     def open(cls, repo: Path, model: str | None = None, embedder: Any = None) -> Retriever:
@@ -315,6 +320,18 @@ class Retriever:
                 )
             self._embedder = emb
         return self._embedder
+
+    def _query_vector(self, text: str) -> Any:
+        """``embedder.embed_query(text)``, kept for the last QUERY_VECTORS texts."""
+        with self._query_vectors_lock:
+            vec = self._query_vectors.pop(text, None)
+        if vec is None:
+            vec = self.embedder.embed_query(text)
+        with self._query_vectors_lock:
+            self._query_vectors[text] = vec  # most recent last
+            while len(self._query_vectors) > QUERY_VECTORS:
+                del self._query_vectors[next(iter(self._query_vectors))]
+        return vec
 
     def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
         opts = opts or SearchOptions()
@@ -393,7 +410,7 @@ class Retriever:
                 texts.append(q.title)
             dense_n = ranking.list_depth(q, n, "dense", hybrid and "deepdense" not in off)
             for at, text in enumerate(texts):
-                vec = self.embedder.embed_query(text)
+                vec = self._query_vector(text)
                 if qvec is None:
                     qvec = vec
                 ids = []
@@ -564,7 +581,8 @@ class Retriever:
         """The ``opts.k`` files most likely to answer ``query`` (e.g. the files to change for a
         pasted bug report): the top FILE_POOL (or 2·k) chunks, no per-file cap, aggregated per
         file by ``files.rank_files``. When those chunks hold fewer than k files (a large file
-        can fill them), the files of a deeper list follow (``files.extend_files``)."""
+        can fill them), the files of a deeper list follow (``files.extend_files``). Then the
+        tests that match the query vote for the files they test (``test_votes``)."""
         from .files import extend_files, rank_files
 
         opts = opts or SearchOptions()
@@ -576,6 +594,7 @@ class Retriever:
         if len(files) < want and len(res.hits) >= pool.k and pool.k < MAX_K:
             deeper = self.search(query, replace(pool, k=MAX_K))
             files = extend_files(files, deeper.hits, want)
+        files = self.test_votes(query, opts, files)
         return FileSearchResult(
             query=query,
             repo=res.repo,
@@ -583,6 +602,24 @@ class Retriever:
             files=files,
             filters=res.filters,
         )
+
+    def test_votes(self, query: str, opts: SearchOptions, files: list[Any]) -> list[Any]:
+        """The ``testvotes`` stage of ``search_files``: ``files`` re-ranked by the votes of the
+        test chunks a hybrid search with tests in scope finds among its top TEST_VOTE_POOL
+        (``files.vote_by_tests``); as they were when there are none, for another mode, or
+        with the stage off."""
+        from .files import TEST_VOTE_POOL, vote_by_tests
+
+        if not files or opts.mode != "hybrid" or "testvotes" in opts.disabled:
+            return files
+        wide = replace(
+            opts, k=TEST_VOTE_POOL, include_tests=True, scope=True, max_per_file=0, expand=False
+        )
+        tests = [h for h in self.search(query, wide).hits if h.file_class == TEST]
+        if not tests:
+            return files
+        code = [p for p, f in self.store.files().items() if f.file_class == CODE]
+        return vote_by_tests(files, tests, code)
 
     def _report_scope(self, q: Query) -> Query:
         """A pasted report brings tests or docs into scope only through a test or doc file it

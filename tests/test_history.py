@@ -654,6 +654,9 @@ class _FixedRetriever:
     def search(self, query, opts):
         return SimpleNamespace(hits=self.hits)
 
+    def test_votes(self, query, opts, files):  # no tests here to vote
+        return files
+
 
 def _hit(path, start, end, score, symbol=None):
     return Hit(0, path, start, end, symbol, "function", "python", score, {}, None, "")

@@ -3,7 +3,7 @@
 import math
 from types import SimpleNamespace as NS
 
-from askrepo.files import extend_files, rank_files
+from askrepo.files import extend_files, rank_files, subject_files, vote_by_tests
 from askrepo.metrics import (
     covers,
     file_hit_at,
@@ -109,3 +109,55 @@ def test_extend_files_appends_the_missing_files_of_a_deeper_list():
     assert files[0].score == 0.9 + 0.5 * 0.8  # the ranked file keeps its score
     assert files[1].score == round(1.3 * 0.999, 6) and files[2].score == 0.1
     assert extend_files(top, deeper, 1) == top
+
+
+def test_subject_files_reads_the_test_naming_conventions():
+    code = [
+        "src/pip/network/auth.py",
+        "src/pip/cli/auth.py",
+        "src/pip/req/req_file.py",
+        "src/client/session.ts",
+        "pkg/mux/route.go",
+        "src/main/java/com/x/HttpClient.java",
+        "lib/faraday/request.rb",
+        "src/pip/commands/show.py",
+    ]
+    assert subject_files("tests/unit/test_network_auth.py", code) == ["src/pip/network/auth.py"]
+    assert subject_files("tests/unit/test_req_file.py", code) == ["src/pip/req/req_file.py"]
+    assert subject_files("tests/functional/test_command_show.py", code) == [  # commands ~ command
+        "src/pip/commands/show.py"
+    ]
+    assert subject_files("src/client/session.test.ts", code) == ["src/client/session.ts"]
+    assert subject_files("pkg/mux/route_test.go", code) == ["pkg/mux/route.go"]
+    assert subject_files("src/test/java/com/x/HttpClientTest.java", code) == [
+        "src/main/java/com/x/HttpClient.java"
+    ]
+    assert subject_files("spec/faraday/request_spec.rb", code) == ["lib/faraday/request.rb"]
+    # two files of that name: the one sharing more directory words with the test, else both
+    assert subject_files("tests/cli/test_auth.py", code) == ["src/pip/cli/auth.py"]
+    assert sorted(subject_files("tests/test_auth.py", code)) == [
+        "src/pip/cli/auth.py",
+        "src/pip/network/auth.py",
+    ]
+    # not named for a file: a fixture module, a helper, a name no code file has
+    for path in ("tests/conftest.py", "tests/helpers.py", "tests/test_resolver.py"):
+        assert subject_files(path, code) == []
+
+
+def test_vote_by_tests_worked_numbers():
+    files = rank_files(
+        [r("src/a.py", score=0.050), r("src/b.py", score=0.045), r("src/c.py", score=0.040)]
+    )
+    code = ["src/a.py", "src/b.py", "src/c.py", "lib/c.py", "src/d.py"]
+    tests = [
+        NS(path="tests/test_c.py", score=0.060),  # src/c.py and lib/c.py share the vote
+        NS(path="tests/test_b.py", score=0.040),
+        NS(path="tests/test_b.py", score=0.020),  # its second chunk counts FILE_DECAY = 0.5
+        NS(path="tests/test_d.py", score=0.080),  # src/d.py is not among the files: no vote
+        NS(path="tests/conftest.py", score=0.090),  # names no file
+    ]
+    got = [(f.rank, f.path, f.score) for f in vote_by_tests(files, tests, code, weight=0.25)]
+    # b: 0.045 + 0.25 * (0.040 + 0.5 * 0.020) = 0.0575; c: 0.040 + 0.25 * 0.060 / 2 = 0.0475
+    assert got == [(1, "src/b.py", 0.0575), (2, "src/a.py", 0.05), (3, "src/c.py", 0.0475)]
+    # no test names a listed file: the list as it was
+    assert vote_by_tests(files, tests[3:], code) == files

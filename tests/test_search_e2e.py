@@ -544,6 +544,9 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
 
     monkeypatch.setattr(retriever.store, "fts", fts)
     monkeypatch.setattr(retriever.embedder, "embed_query", embed_query)
+    # which texts each search embeds: no query vector kept from one search to the next
+    monkeypatch.setattr("askrepo.retriever.QUERY_VECTORS", 0)
+    monkeypatch.setattr(retriever, "_query_vectors", {})
     retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("title",)))
     assert len(asked) == 2 and len(embedded) == 2
     assert "cart" in asked[0].split() and "cart" not in asked[1].split()
@@ -749,6 +752,17 @@ def test_ask_sources_table_folds_nothing_away(monkeypatch):
             assert lines[0].split()[1:] == [locs[0], names[0]]
 
 
+def write_unrelated(directory, names):
+    """One small module per name, each about reading its own settings: files a search for
+    something else should rank low."""
+    for name in names:
+        (directory / f"{name}.py").write_text(
+            f"def read_{name}(filename):\n"
+            f'    """Read the {name} settings from a file on disk."""\n'
+            "    return open(filename).read()\n"
+        )
+
+
 def test_search_files_lists_k_files_when_one_large_file_fills_the_pool(tmp_path):
     """rich's progress.py filled all 20 pooled chunks of a report about the progress bar, and
     `--files -k 5` listed 2 files: the files of a deeper list now follow."""
@@ -761,12 +775,7 @@ def test_search_files_lists_k_files_when_one_large_file_fills_the_pool(tmp_path)
         for i in range(40)
     )
     (root / "discounts.py").write_text(rules + "\n")
-    for name in ("config", "logging_setup", "paths", "cli", "version"):  # about other things
-        (root / f"{name}.py").write_text(
-            f"def read_{name}(filename):\n"
-            f'    """Read the {name} settings from a file on disk."""\n'
-            "    return open(filename).read()\n"
-        )
+    write_unrelated(root, ("config", "logging_setup", "paths", "cli", "version"))
     home = tmp_path / "home"
     with askrepo_home(home):
         index_repo(root)
@@ -1105,12 +1114,7 @@ def test_a_pasted_report_ranks_code_above_the_issue_form_it_was_written_in(tmp_p
         '    """Seconds to wait before retrying an upload: doubles with each attempt."""\n'
         "    return base * 2 ** attempt\n"
     )
-    for name in ("auth", "progress", "paths"):  # about other things
-        (root / "upload" / f"{name}.py").write_text(
-            f"def read_{name}(filename):\n"
-            f'    """Read the {name} settings from a file on disk."""\n'
-            "    return open(filename).read()\n"
-        )
+    write_unrelated(root / "upload", ("auth", "progress", "paths"))
     report = (
         "Stuck for minutes on a flaky network\n\n### Description\n\nA clear description of "
         "the bug: what happened is that the upload client hung for minutes.\n\n"
@@ -1131,3 +1135,70 @@ def test_a_pasted_report_ranks_code_above_the_issue_form_it_was_written_in(tmp_p
     assert without.index(form) < max(without.index(p) for p in code)
     # with it, every code file comes first
     assert sorted(plain[:4]) == code and plain[4] == form
+
+
+def test_search_files_tests_vote_for_the_file_they_test(tmp_path):
+    """Two modules read alike; the report's scenario is a test of one of them
+    (`tests/test_billing.py`), so that module is the file to change (the `testvotes` stage);
+    without the stage the other one comes first."""
+    root = tmp_path / "repo"
+    (root / "shop").mkdir(parents=True)
+    (root / "tests").mkdir()
+    for name in ("pricing", "billing"):
+        (root / "shop" / f"{name}.py").write_text(
+            f"def {name}_total(items):\n"
+            f'    """Sum the prices of the cart items for {name}."""\n'
+            "    return sum(item.price for item in items)\n"
+        )
+    write_unrelated(root / "shop", ("config", "paths", "logging_setup"))
+    (root / "tests" / "test_billing.py").write_text(
+        "from shop.billing import billing_total\n\n\n"
+        "def test_total_with_a_discount_coupon_rounds_cents():\n"
+        '    """A discount coupon on the cart total must round to whole cents."""\n'
+        "    assert billing_total([Item(9.99, coupon='HALF')]) == 5.0\n"
+    )
+    report = (
+        "Cart total is wrong with a discount coupon\n\n"
+        "With a HALF coupon the total of the cart items is not rounded to whole cents."
+    )
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        on = retriever.search_files(report, SearchOptions(k=5)).files
+        off = retriever.search_files(report, SearchOptions(k=5, disabled=("testvotes",))).files
+    assert [f.path for f in off[:2]] == ["shop/pricing.py", "shop/billing.py"]
+    assert [f.path for f in on[:2]] == ["shop/billing.py", "shop/pricing.py"]
+    assert all(f.file_class == "code" for f in on)  # tests vote; they are not listed
+    assert all(a.score >= b.score for a, b in zip(on, on[1:], strict=False))
+
+
+def test_search_files_embeds_each_query_text_once(tmp_path):
+    """`search --files` searches a report twice (the second time with tests in scope, for
+    `testvotes`); the retriever keeps the last query vectors, so each text is embedded once."""
+    from tests.fakes import FakeEmbedder
+
+    class Counting(FakeEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.queries: list[str] = []
+
+        def embed_query(self, text):
+            self.queries.append(text)
+            return super().embed_query(text)
+
+    root = tmp_path / "repo"
+    (root / "tests").mkdir(parents=True)
+    (root / "billing.py").write_text("def billing_total(items):\n    return sum(items)\n")
+    (root / "tests" / "test_billing.py").write_text(
+        "def test_total():\n    assert billing_total([1, 2]) == 3\n"
+    )
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root, embedder=FakeEmbedder())
+        emb = Counting()
+        retriever = Retriever.open(root, embedder=emb)
+        retriever.search_files("the billing total is wrong", SearchOptions(k=5))
+        assert emb.queries == ["the billing total is wrong"]
+        for i in range(12):  # an old text leaves the cache: embedded again
+            retriever.search(f"question {i}", SearchOptions(k=3))
+        retriever.search("the billing total is wrong", SearchOptions(k=3))
+    assert emb.queries.count("the billing total is wrong") == 2
