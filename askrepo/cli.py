@@ -574,12 +574,12 @@ def search(
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
     if files:
-        print_files(result)
+        print_files(result, explain=explain)
         return
     print_hits(result, explain=explain)
 
 
-def print_files(result: Any) -> None:
+def print_files(result: Any, explain: bool = False) -> None:
     from rich.table import Table
 
     if not result.files:
@@ -599,6 +599,9 @@ def print_files(result: Any) -> None:
         best = f"{b['start_line']}-{b['end_line']}" + (f" {b['symbol']}" if b["symbol"] else "")
         t.add_row(str(f.rank), escape(f.path), f"{f.score:.4f}", escape(best))
     out.print(t)
+    if explain:  # the notes of the search, and which tests voted for which file
+        notes = ", ".join(result.filters) or "none"
+        out.print(f"[dim]filters: {escape(notes)} · {result.elapsed_ms:.0f} ms[/]")
 
 
 SYMBOL_MIN = 24  # a narrower symbol column folds a name such as Logger.pushProcessor

@@ -155,13 +155,14 @@ def vote_by_tests(
     code_paths: Collection[str],
     weight: float = TEST_VOTE,
     decay: float = FILE_DECAY,
+    notes: list[str] | None = None,
 ) -> list[FileHit]:
     """``files`` re-ranked with the votes of the tests that match the query: each test chunk
     (``test_hits``, best first) adds ``weight * score * decay**i / n`` to the files its test
     file is named for (``subject_files``; ``i``: the chunks of that test file before it, ``n``:
     the files it names), when they are among ``files``. A report describes what it did, and
     the tests that do the same name the module they test. Files no test names keep their
-    score; ties keep their order.
+    score; ties keep their order. ``notes``, if given, gets one ``"test → file"`` per vote cast.
 
     >>> from types import SimpleNamespace as H
     >>> files = rank_files([H(path="src/parser.py", score=0.05, start_line=1, end_line=9,
@@ -187,6 +188,8 @@ def vote_by_tests(
         for t in targets:
             if t in have:
                 votes[t] = votes.get(t, 0.0) + share
+                if notes is not None and i == 0:
+                    notes.append(f"{h.path} → {t}")
     if not votes:
         return list(files)
     scored = [(f, f.score + votes.get(f.path, 0.0)) for f in files]

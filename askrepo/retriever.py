@@ -594,20 +594,27 @@ class Retriever:
         if len(files) < want and len(res.hits) >= pool.k and pool.k < MAX_K:
             deeper = self.search(query, replace(pool, k=MAX_K))
             files = extend_files(files, deeper.hits, want)
-        files = self.test_votes(query, opts, files)
+        voted: list[str] = []
+        files = self.test_votes(query, opts, files, voted)
+        filters = list(res.filters)
+        if voted:  # shown by --explain
+            more = f" (+{len(voted) - 3})" if len(voted) > 3 else ""
+            filters.append(f"tests voted: {', '.join(voted[:3])}{more}")
         return FileSearchResult(
             query=query,
             repo=res.repo,
             elapsed_ms=(time.perf_counter() - t0) * 1000,
             files=files,
-            filters=res.filters,
+            filters=filters,
         )
 
-    def test_votes(self, query: str, opts: SearchOptions, files: list[Any]) -> list[Any]:
+    def test_votes(
+        self, query: str, opts: SearchOptions, files: list[Any], notes: list[str] | None = None
+    ) -> list[Any]:
         """The ``testvotes`` stage of ``search_files``: ``files`` re-ranked by the votes of the
         test chunks a hybrid search with tests in scope finds among its top TEST_VOTE_POOL
-        (``files.vote_by_tests``); as they were when there are none, for another mode, or
-        with the stage off."""
+        (``files.vote_by_tests``, which writes each vote to ``notes``); as they were when
+        there are none, for another mode, or with the stage off."""
         from .files import TEST_VOTE_POOL, vote_by_tests
 
         if not files or opts.mode != "hybrid" or "testvotes" in opts.disabled:
@@ -619,7 +626,7 @@ class Retriever:
         if not tests:
             return files
         code = [p for p, f in self.store.files().items() if f.file_class == CODE]
-        return vote_by_tests(files, tests, code)
+        return vote_by_tests(files, tests, code, notes=notes)
 
     def _report_scope(self, q: Query) -> Query:
         """A pasted report brings tests or docs into scope only through a test or doc file it

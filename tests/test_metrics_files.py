@@ -156,7 +156,10 @@ def test_vote_by_tests_worked_numbers():
         NS(path="tests/test_d.py", score=0.080),  # src/d.py is not among the files: no vote
         NS(path="tests/conftest.py", score=0.090),  # names no file
     ]
-    got = [(f.rank, f.path, f.score) for f in vote_by_tests(files, tests, code, weight=0.25)]
+    notes: list[str] = []
+    voted = vote_by_tests(files, tests, code, weight=0.25, notes=notes)
+    got = [(f.rank, f.path, f.score) for f in voted]
+    assert notes == ["tests/test_c.py → src/c.py", "tests/test_b.py → src/b.py"]
     # b: 0.045 + 0.25 * (0.040 + 0.5 * 0.020) = 0.0575; c: 0.040 + 0.25 * 0.060 / 2 = 0.0475
     assert got == [(1, "src/b.py", 0.0575), (2, "src/a.py", 0.05), (3, "src/c.py", 0.0475)]
     # no test names a listed file: the list as it was

@@ -1164,8 +1164,18 @@ def test_search_files_tests_vote_for_the_file_they_test(tmp_path):
     with askrepo_home(tmp_path / "home"):
         index_repo(root)
         retriever = Retriever.open(root)
-        on = retriever.search_files(report, SearchOptions(k=5)).files
-        off = retriever.search_files(report, SearchOptions(k=5, disabled=("testvotes",))).files
+        res = retriever.search_files(report, SearchOptions(k=5))
+        on = res.files
+        off_res = retriever.search_files(report, SearchOptions(k=5, disabled=("testvotes",)))
+        off = off_res.files
+    # --explain says which test voted for which file
+    assert "tests voted: tests/test_billing.py → shop/billing.py" in res.filters
+    assert not any(f.startswith("tests voted") for f in off_res.filters)
+    args = ("search", "--files", "--explain", report, "--repo", str(root))
+    p = run_cli(*args, home=tmp_path / "home", env={"COLUMNS": "200"})
+    assert p.returncode == 0, p.stderr
+    assert "tests voted: tests/test_billing.py → shop/billing.py" in p.stdout
+    assert p.stdout.index("shop/billing.py") < p.stdout.index("shop/pricing.py")
     assert [f.path for f in off[:2]] == ["shop/pricing.py", "shop/billing.py"]
     assert [f.path for f in on[:2]] == ["shop/billing.py", "shop/pricing.py"]
     assert all(f.file_class == "code" for f in on)  # tests vote; they are not listed
