@@ -112,6 +112,14 @@ def _words(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _without_extension(path: str) -> str:
+    """``tests/auth.test.ts`` -> ``tests/auth.test``; a dotfile (``.env``) keeps its name."""
+    head, _, name = path.rpartition("/")
+    if "." in name.lstrip("."):
+        name = name.rsplit(".", 1)[0]
+    return f"{head}/{name}" if head else name
+
+
 def subject_files(test_path: str, code_paths: Collection[str]) -> list[str]:
     """The code files a test file is named for: ``test_X`` / ``X_test`` / ``X_spec`` /
     ``X.test`` / ``XTest`` names X, and the code files whose path (without extension) ends in
@@ -130,8 +138,7 @@ def subject_files(test_path: str, code_paths: Collection[str]) -> list[str]:
     >>> subject_files("tests/conftest.py", code)
     []
     """
-    name = test_path.rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    stem = _without_extension(test_path).rsplit("/", 1)[-1]
     subject = _TEST_AFFIX[1].sub("", _TEST_AFFIX[0].sub("", stem))
     if not subject or subject == stem:
         return []
@@ -140,7 +147,7 @@ def subject_files(test_path: str, code_paths: Collection[str]) -> list[str]:
     test_dirs = set(_words(test_path.rsplit("/", 1)[0])) if "/" in test_path else set()
     found = []
     for path in code_paths:
-        words = _words(path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path)
+        words = _words(_without_extension(path))
         if len(words) >= n and words[-n:] == want:
             found.append((len(test_dirs & set(words[:-n])), path))
     if not found:
@@ -178,8 +185,11 @@ def vote_by_tests(
     have = {f.path for f in files}
     votes: dict[str, float] = {}
     seen: dict[str, int] = {}
+    subjects: dict[str, list[str]] = {}  # a test file's chunks share its subject files
     for h in test_hits:
-        targets = subject_files(h.path, code_paths)
+        if h.path not in subjects:
+            subjects[h.path] = subject_files(h.path, code_paths)
+        targets = subjects[h.path]
         if not targets:
             continue
         i = seen.get(h.path, 0)
