@@ -147,7 +147,7 @@ PATH_STEM_BOOST = 1.08  # the query words name the file (its stem, or every part
 PATH_DIR_BOOST = 1.04  # the query words name one of its directories
 COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as strong as the best
 COHERENCE_POOL = 30  # only the top candidates count as evidence
-PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples
+PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples, benchmarks
 PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
 PRIOR_DOC_CODE = 0.7  # code under docs/, doc/, docs_src/, docs-examples/ …: the docs' examples
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
@@ -616,6 +616,23 @@ _LEGACY_DIRS = frozenset(
     example examples sample samples demo demos
     """.split()
 )
+# a benchmark harness: a directory (benches/, benchmarks/, asv_bench/) or a file named so
+# (benchmark.zig, bench_parser.py, parse_bench.rs); a question using one of the words keeps it
+_BENCH_WORDS = frozenset("bench benches benchmark benchmarks".split())
+_BENCH_DIRS = _BENCH_WORDS | {"asv_bench"}
+_BENCH_QUERY_WORDS = _BENCH_WORDS | {"benchmarking", "benchmarked"}
+
+
+def is_benchmark(stem: str, dirs: Sequence[str]) -> bool:
+    """A benchmark's file: under a directory named for benchmarks, or with ``bench`` /
+    ``benchmark`` as the first or last word of its name (``benchmark.zig``,
+    ``bench_parser.py``, ``parse-bench.js``; not ``verifybench.rs`` or ``workbench.py``)."""
+    if {d.lower().lstrip("_") for d in dirs} & _BENCH_DIRS:
+        return True
+    words = [w for w in re.split(r"[_\-]+", stem.lower()) if w]
+    return bool(words) and (words[0] in _BENCH_WORDS or words[-1] in _BENCH_WORDS)
+
+
 _BARREL_LINE = re.compile(
     r"^\s*(export\s+(\*|\{[^}]*\}|type\s+\{[^}]*\})\s*(as\s+\w+\s+)?from\b|export\s+\{[^}]*\}\s*;?\s*$|"
     r"import\b|from\s+\S+\s+import\b|pub\s+use\b|pub\s+mod\b|mod\s+\w+\s*;|__all__|"
@@ -719,10 +736,11 @@ def path_prior(path: str, text: str, q: Query) -> float:
     """Demotion factor of a candidate's path (1 = none).
 
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor, third_party,
-    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored); else PRIOR_DOC_CODE
-    for code under a documentation directory (``is_doc_dir``: ``docs/``, ``docs_src/`` —
-    FastAPI-style projects keep hundreds of example programs there), unless the question is
-    about docs or examples; PRIOR_REEXPORT for
+    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored), and for a
+    benchmark's file (``is_benchmark``) unless the question speaks of benchmarks; else
+    PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``: ``docs/``,
+    ``docs_src/`` — FastAPI-style projects keep hundreds of example programs there), unless
+    the question is about docs or examples; PRIOR_REEXPORT for
     ``__init__.py``, ``package-info.java``, ``.d.ts`` stubs and ``index.*`` / ``mod.rs`` barrels
     (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
     PRIOR_FORM, for a pasted report only, for an issue or pull-request template
@@ -734,6 +752,8 @@ def path_prior(path: str, text: str, q: Query) -> float:
     names = {d.lower().lstrip("_") for d in dirs}
     legacy = names & _LEGACY_DIRS
     if legacy and not (legacy & q.tokens):
+        factor *= PRIOR_LEGACY
+    elif is_benchmark(stem, dirs) and not (_BENCH_QUERY_WORDS & q.tokens):
         factor *= PRIOR_LEGACY
     elif any(is_doc_dir(d) for d in dirs) and not (_DOC_QUERY_WORDS & q.tokens):
         factor *= PRIOR_DOC_CODE

@@ -96,6 +96,23 @@ def test_path_prior():
     assert ranking.path_prior("pkg/v1/config.py", "", parse_query("the v1 config")) == 1.0
 
 
+def test_a_benchmark_yields_to_the_code_it_measures():
+    q = parse_query("constant time software aes")
+    for path in (
+        "std/crypto/benchmark.zig",
+        "benches/decode.rs",
+        "asv_bench/benchmarks/indexing.py",
+        "pkg/bench_parser.py",
+        "lib/parse-bench.js",
+    ):
+        assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
+    for path in ("src/verifybench.rs", "ui/workbench.py", "pkg/benchmarking_utils.py"):
+        assert ranking.path_prior(path, "", q) == 1.0, path
+    # a question about benchmarks keeps them
+    asked = parse_query("how are the aes benchmarks run")
+    assert ranking.path_prior("std/crypto/benchmark.zig", "", asked) == 1.0
+
+
 def test_an_issue_template_yields_to_code_for_a_pasted_report():
     report = parse_query(
         "Crash when installing from a local wheel\n\n### Description\n\n"
