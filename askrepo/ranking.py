@@ -96,7 +96,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .datatypes import CODE, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
+from .datatypes import CODE, CONFIG, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
 from .identifiers import split_identifier, stem
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
@@ -159,6 +159,7 @@ SIGNATURE_DOC_SHARE = 0.5  # of its non-blank lines inside multi-line strings gi
 PRIOR_OVERLOAD = 0.5  # a Python @overload stub: a type signature, the implementation is elsewhere
 PRIOR_GENERATED = 0.7  # a file whose header says it was generated (re2c, fiat-crypto, bundles)
 PRIOR_FORM = 0.5  # an issue / pull-request template, for a pasted report (written in that form)
+PRIOR_CONFIG = 0.7  # the repository's own config (pyproject.toml, tox.ini), for a pasted report
 TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
@@ -972,6 +973,20 @@ _GENERATED_QUERY_WORDS = frozenset(
 )
 
 
+def config_prior(h: Any, q: Query) -> float:
+    """PRIOR_CONFIG for a chunk of a config file (data and build files, ``ingest.file_class``:
+    ``pyproject.toml``, ``tox.ini``, ``package.json``, CI workflows) when the query is a pasted
+    report. Reporters paste *their* configuration — a ``[testenv]`` section, a
+    ``[tool.x]`` table — which matches the repository's own config files word for word
+    whatever the bug is: in tox's 47 reports ``tox.toml``, ``pyproject.toml`` and
+    ``tox.schema.json`` held 28 of the 235 top-5 places of ``search --files`` (13 with this
+    prior; docs/eval.md, session 34). A file the report names keeps the boost of the
+    named-files list; questions in words and symbol queries are left alone."""
+    if q.kind != TRACE or h.file_class != CONFIG:
+        return 1.0
+    return PRIOR_CONFIG
+
+
 def generated_prior(path: str, q: Query, generated: Collection[str]) -> float:
     """PRIOR_GENERATED for a candidate of a file whose first lines say it was generated
     (``generated``: such paths among the candidates, ``ingest.marks_generated``), for a
@@ -1634,6 +1649,7 @@ def rescore(
             * signature_docs_prior(h, q)
             * overload_prior(h, q)
             * generated_prior(h.path, q, generated)
+            * config_prior(h, q)
             for s, h in zip(scores, hits, strict=True)
         ]
     if "mentions" not in off:

@@ -113,6 +113,32 @@ def test_a_benchmark_yields_to_the_code_it_measures():
     assert ranking.path_prior("std/crypto/benchmark.zig", "", asked) == 1.0
 
 
+def test_the_repositorys_config_yields_to_code_for_a_pasted_report():
+    report = parse_query(
+        "factor conditions ignored for commands\n\nWith this tox.ini the py39 env runs the "
+        "coverage command too:\n\n```ini\n[testenv]\ncommands =\n    pytest\n"
+        "    py38: coverage xml\n```\n\nExpected: only py38 runs it. tox 4.0.9, Linux."
+    )
+    assert report.kind == TRACE
+    config = hit("tox.toml", 0.030, kind="window", text="[env_run_base]\ncommands = [...]")
+    config.file_class = "config"
+    assert ranking.config_prior(config, report) == ranking.PRIOR_CONFIG == 0.7
+    code = hit("src/tox/config/loader/ini/parse.py", 0.025)
+    assert ranking.config_prior(code, report) == 1.0
+    # scored: the config window 0.030 x 0.7 = 0.021 falls below the code's 0.025
+    ranked = ranking.rescore([config, code], report)
+    assert [(h.path, round(h.score, 4)) for h in ranked] == [
+        ("src/tox/config/loader/ini/parse.py", 0.025),
+        ("tox.toml", 0.021),
+    ]
+    # a question in words or a symbol query: config files keep their place
+    assert ranking.config_prior(config, parse_query("where are commands configured")) == 1.0
+    assert ranking.config_prior(config, parse_query("env_run_base")) == 1.0
+    # off with the other priors
+    off = ranking.rescore([config, code], report, disabled={"priors"})
+    assert [h.path for h in off] == ["tox.toml", "src/tox/config/loader/ini/parse.py"]
+
+
 def test_an_issue_template_yields_to_code_for_a_pasted_report():
     report = parse_query(
         "Crash when installing from a local wheel\n\n### Description\n\n"
