@@ -136,3 +136,35 @@ def test_targets_exist_in_the_corpus(path):
                 if rel not in nlines:
                     nlines[rel] = len(split_lines(f.read_bytes().decode("utf-8", "replace")))
                 assert t["end_line"] <= nlines[rel], f"{rel}:{t['start_line']}-{t['end_line']}"
+
+
+SHORT = DEV / "short"  # the questions in words again, as a few words typed into a search box
+
+
+def test_short_set_restates_every_question_in_words():
+    """eval/dev/short/: for every semantic and architecture question of the main set, one
+    short query (2-7 plain words, no code names) with the same targets, in the same order."""
+    keys = ("project", "language", "corpus_dir", "repo", "queries")
+    main = {r["name"]: r for r in manifest()["repos"]}
+    entries = load(SHORT / "manifest.json")["repos"]
+    assert {r["name"]: {k: r[k] for k in keys} for r in entries} == {
+        n: {k: r[k] for k in keys} for n, r in main.items()
+    }
+    assert {p.name for p in SHORT.glob("*.json")} - {"manifest.json"} == {
+        r["queries"] for r in entries
+    }
+    for r in entries:
+        originals = [
+            q for q in load(DEV / r["queries"]) if q["category"] in ("semantic", "architecture")
+        ]
+        short = load(SHORT / r["queries"])
+        assert [q["long"] for q in short] == [q["query"] for q in originals], r["name"]
+        assert len({q["query"] for q in short}) == len(short), r["name"]
+        for s, q in zip(short, originals, strict=True):
+            assert {k: s[k] for k in ("relevant", "secondary", "category", "language")} == {
+                k: q.get(k, []) for k in ("relevant", "secondary", "category", "language")
+            }
+            words = s["query"].split()
+            assert 2 <= len(words) <= 7, s["query"]
+            assert not any(c in s["query"] for c in ("_", "::")), s["query"]
+            assert not any(w[1:] != w[1:].lower() for w in words), s["query"]  # no CamelCase
