@@ -420,6 +420,7 @@ class ConfigSpec:
         return (self.model, self.enrich, self.contextual)
 
     def options(self, k: int) -> SearchOptions:
+        from askrepo.ranking import FILE_RANKING_OFF
         from askrepo.retriever import SearchOptions
 
         k = max(k, NDCG_K)
@@ -432,7 +433,8 @@ class ConfigSpec:
             expand=self.expand,
             symbol_boost=not self.nosymbol,
             pieces=not self.nopieces,
-            disabled=self.disabled,
+            # a file ranking's pool, as search --files reads it
+            disabled=(*self.disabled, *FILE_RANKING_OFF) if self.files else self.disabled,
             max_per_file=0 if self.files else None,
         )
 

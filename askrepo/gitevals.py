@@ -23,7 +23,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -389,6 +389,7 @@ def score_config(retriever: Any, cases: Sequence[GitCase], name: str) -> ConfigS
     from .evaluate import parse_config, percentile
     from .files import rank_files
     from .metrics import file_hit_at, file_reciprocal_rank, ndcg_at_k
+    from .ranking import FILE_RANKING_OFF
 
     spec = parse_config(name)
     if spec.rerank or spec.hyde or spec.variant is not None:
@@ -396,7 +397,8 @@ def score_config(retriever: Any, cases: Sequence[GitCase], name: str) -> ConfigS
             f"Configuration {name!r} is not supported by --from-git — use combinations of "
             "dense/fts/hybrid with +scope, +expand, +nosymbol"
         )
-    opts = spec.options(SEARCH_K)
+    opts = spec.options(SEARCH_K)  # files ranked as search --files ranks them:
+    opts = replace(opts, disabled=(*opts.disabled, *FILE_RANKING_OFF))
     results: list[CaseResult] = []
     hit1: list[float] = []
     hit5: list[float] = []

@@ -77,6 +77,10 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   (``is_private``: after ``HeaderMap`` its ``pub fn insert``, not its ``fn remove_found``).
 * ``saturation``: the i-th chunk of one file counts ``SATURATION**i`` of its score
   (``saturate``) instead of the old hard cap of 3 chunks per file.
+* ``tail``: that decay spreads only the first SATURATION_HEAD places over files; below them
+  the hits follow their own scores, so more chunks of a strong file come before weak chunks
+  elsewhere (``saturation_head``; symbol queries decay throughout). The file ranking
+  (``search --files``, FILE_RANKING_OFF) aggregates chunks decayed throughout, as before.
 * ``testvotes``: file ranking only (``search --files``): the test chunks that match the query
   (a second search with tests in scope) vote for the files they test, by name
   (``files.vote_by_tests``: ``test_network_auth.py`` for ``network/auth.py``).
@@ -119,6 +123,7 @@ STAGES = (
     "classes",
     "windows",
     "saturation",
+    "tail",
     "delegate",
     "neighbours",
     "members",
@@ -169,6 +174,10 @@ LENGTH_REF = 20
 LENGTH_CAP = 200
 HEADER_FACTOR = 0.8  # a file's header window, for a natural-language question
 SATURATION = 0.95  # the second chunk of a file counts 0.95 of its score, the third 0.9025, ...
+SATURATION_HEAD = 5  # ... for the first five places; below them, score order (the tail stage)
+# stages the chunk pool of a file ranking runs without (search --files, eval +files,
+# --from-git): with ``tail`` on, 274 bug reports lost 3 first files (docs/eval.md, session 34)
+FILE_RANKING_OFF = ("tail",)
 # a class the question does not name, when functions or methods are candidates too: a
 # declaration holds no behaviour (dev nDCG@10 0.746 -> 0.751; docs/eval.md, session 12)
 CLASS_DEMOTION = 0.9
@@ -1669,18 +1678,44 @@ def rescore(
     return _with_scores(hits, scores)
 
 
-def saturate(hits: Sequence[Any], decay: float | None = None) -> list[Any]:
-    """The i-th hit (0-based, in score order) of a file scores ``score * decay**i`` (decay:
-    SATURATION); re-sorted. ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with decay 0.8 -> a.py 1.0,
-    a.py 0.72, b.py 0.7."""
+def saturation_head(q: Query, enabled: bool = True) -> int | None:
+    """How many first places ``saturate`` spreads over files for this query (the ``tail``
+    stage): SATURATION_HEAD for a question in words or a pasted report; every place (None)
+    for a symbol query, whose places below the definition belong to its neighbours and
+    members, or with the stage off."""
+    return None if q.kind == SYMBOL or not enabled else SATURATION_HEAD
+
+
+def saturate(
+    hits: Sequence[Any], decay: float | None = None, head: int | None = SATURATION_HEAD
+) -> list[Any]:
+    """Spread the first ``head`` places (SATURATION_HEAD; None: all) over files, then follow
+    the score.
+
+    For the head, the i-th hit (0-based, in score order) of a file scores ``score * decay**i``
+    (decay: SATURATION) and the hits are re-sorted; ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with
+    decay 0.8 -> a.py 1.0, a.py 0.72, b.py 0.7. The hits left below the head keep their own
+    order (their scores, undecayed), each scoring at most the one above it: once the first
+    places show the best of several files, more chunks of a strong file are likelier
+    answers than weak chunks elsewhere."""
     decay = SATURATION if decay is None else decay
+    head = len(hits) if head is None else head
     seen: dict[str, int] = {}
     scores = []
     for h in hits:
         n = seen.get(h.path, 0)
         seen[h.path] = n + 1
         scores.append(h.score * decay**n)
-    return _with_scores(hits, scores)
+    order = best_first(scores)
+    first = order[:head]
+    taken = set(first)
+    rest = sorted((i for i in range(len(hits)) if i not in taken), key=lambda i: -hits[i].score)
+    out = [rescored(hits[i], scores[i]) for i in first]
+    ceiling = out[-1].score if out else float("inf")
+    for i in rest:
+        ceiling = min(float(hits[i].score), ceiling)
+        out.append(rescored(hits[i], ceiling))
+    return out
 
 
 def pin_first(

@@ -512,7 +512,7 @@ class Retriever:
         hits = merge_overlaps(hits)
         saturation = hybrid and "saturation" not in off
         if saturation:
-            hits = ranking.saturate(hits)
+            hits = ranking.saturate(hits, head=ranking.saturation_head(q, "tail" not in off))
         if hybrid and q.kind == NATURAL and "delegate" not in off:
             hits = ranking.delegate(hits, named=ranking.callers_subject(q))
         pins = [(chunks[c].path, chunks[c].start_line) for c in symbol_ids]
@@ -588,7 +588,13 @@ class Retriever:
         opts = opts or SearchOptions()
         t0 = time.perf_counter()
         want = min(opts.k, MAX_K)
-        pool = replace(opts, k=max(FILE_POOL, 2 * opts.k), max_per_file=0, expand=False)
+        pool = replace(
+            opts,
+            k=max(FILE_POOL, 2 * opts.k),
+            max_per_file=0,
+            expand=False,
+            disabled=(*opts.disabled, *ranking.FILE_RANKING_OFF),
+        )
         res = self.search(query, pool)
         files = rank_files(res.hits)[:want]
         if len(files) < want and len(res.hits) >= pool.k and pool.k < MAX_K:

@@ -413,6 +413,55 @@ def test_saturate_hand_worked():
     ]
 
 
+def test_saturate_spreads_the_head_over_files_then_follows_the_score():
+    hits = [
+        hit("a.py", 1.0),
+        hit("a.py", 0.9),
+        hit("b.py", 0.7),
+        hit("a.py", 0.65),
+        hit("c.py", 0.6),
+        hit("a.py", 0.5),
+    ]
+    # decayed throughout (head None): a 1.0, 0.72, 0.65 * 0.64 = 0.416, 0.5 * 0.512 = 0.256
+    everywhere = ranking.saturate(hits, decay=0.8, head=None)
+    assert [(h.path, round(h.score, 3)) for h in everywhere] == [
+        ("a.py", 1.0),
+        ("a.py", 0.72),
+        ("b.py", 0.7),
+        ("c.py", 0.6),
+        ("a.py", 0.416),
+        ("a.py", 0.256),
+    ]
+    # head 2: the first two places as above, then the rest by their own scores
+    spread = ranking.saturate(hits, decay=0.8, head=2)
+    assert [(h.path, round(h.score, 3)) for h in spread] == [
+        ("a.py", 1.0),
+        ("a.py", 0.72),
+        ("b.py", 0.7),
+        ("a.py", 0.65),  # a.py's third chunk before c.py's only one
+        ("c.py", 0.6),
+        ("a.py", 0.5),
+    ]
+    # a tail hit never scores above the hit before it: a.py 0.9 and 0.85 below b.py's 0.6
+    close = [hit("a.py", 1.0), hit("a.py", 0.9), hit("a.py", 0.85), hit("b.py", 0.6)]
+    out = ranking.saturate(close, decay=0.5, head=2)  # head: a 1.0, b 0.6 (a 0.45 < 0.6)
+    assert [(h.path, round(h.score, 3)) for h in out] == [
+        ("a.py", 1.0),
+        ("b.py", 0.6),
+        ("a.py", 0.6),
+        ("a.py", 0.6),
+    ]
+    assert [round(h.score, 3) for h in hits] == [1.0, 0.9, 0.7, 0.65, 0.6, 0.5]  # not mutated
+
+
+def test_saturation_head_by_query_kind():
+    assert ranking.saturation_head(parse_query("how are options parsed?")) == 5
+    assert ranking.saturation_head(parse_query("y " * 300)) == 5  # a pasted report
+    assert ranking.saturation_head(parse_query("HttpClient")) is None  # decays throughout
+    assert ranking.saturation_head(parse_query("how are options parsed?"), enabled=False) is None
+    assert "tail" in ranking.STAGES and ranking.FILE_RANKING_OFF == ("tail",)
+
+
 # --- definitions ----------------------------------------------------------------------------
 
 

@@ -1212,3 +1212,28 @@ def test_search_files_embeds_each_query_text_once(tmp_path):
             retriever.search(f"question {i}", SearchOptions(k=3))
         retriever.search("the billing total is wrong", SearchOptions(k=3))
     assert emb.queries.count("the billing total is wrong") == 2
+
+
+def test_the_tail_follows_the_score_below_the_spread_head(retriever, monkeypatch):
+    """The tail stage: below SATURATION_HEAD places the hits keep their own score order.
+    With a head of 0 nothing is decayed, so the order is the one with saturation off; with
+    the stage off (decay everywhere) a file's later chunks sink."""
+    q = "how does a user session get logged out or expire?"
+    plain = retriever.search(q, SearchOptions(k=8, max_per_file=0, disabled=("saturation",)))
+    monkeypatch.setattr(ranking, "SATURATION_HEAD", 0)
+    tail = retriever.search(q, SearchOptions(k=8))
+    decayed = retriever.search(q, SearchOptions(k=8, disabled=("tail",)))
+    located = [[(h.path, h.start_line) for h in r.hits] for r in (plain, tail, decayed)]
+    assert located[1] == located[0]
+    assert located[2] != located[0]
+    # search --files aggregates a pool decayed throughout
+    seen = []
+    search = Retriever.search
+
+    def spy(self, query, opts=None):
+        seen.append(tuple(opts.disabled))
+        return search(self, query, opts)
+
+    monkeypatch.setattr(Retriever, "search", spy)
+    retriever.search_files(q, SearchOptions(k=3))
+    assert "tail" in seen[0]
