@@ -262,8 +262,11 @@ def resolve_citations(
 # classes and line windows with its own rules (``evidence.CLASS_FACTOR``, ``WINDOW_FACTOR``),
 # so the retriever's ``classes`` and ``windows`` stages would count the same evidence twice
 # (with ``classes``, card@1 Click + askrepo 66 -> 65, dev 284 -> 283; with ``windows``, dev
-# 444 -> 441 of 626, Click + askrepo 68 = 68; docs/ask.md).
-CARD_STAGES_OFF = ("classes", "windows")
+# 444 -> 441 of 626, Click + askrepo 68 = 68; docs/ask.md). The card reads its first
+# EVIDENCE_POOL candidates for the best of several files, which the ``tail`` stage fills
+# with one file's chunks (with it: dev card@1 649 -> 647 of 938, Click + askrepo
+# cited-gold@1 68 -> 66 of 90; docs/eval.md, session 34).
+CARD_STAGES_OFF = ("classes", "windows", "tail")
 
 
 def card_search_options(k: int, extra_queries: list[str] | None = None) -> SearchOptions:

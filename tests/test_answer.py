@@ -498,3 +498,14 @@ def test_a_name_in_a_changed_latin1_file_is_found_as_the_indexer_reads_it(tmp_pa
 
     (tmp_path / "units.py").write_bytes(b"def gr\xf6\xdfe(x):  # in m\xb2\n    return x\n")
     assert in_changed_files(["größe"], tmp_path, ["units.py"]) == [("größe", "units.py")]
+
+
+def test_the_card_reads_candidates_ranked_without_the_stages_it_does_itself():
+    """The card scores classes and windows with its own rules and wants the best chunks of
+    several files: its search leaves classes, windows and the tail stage off."""
+    from askrepo.answer import card_search_options
+    from askrepo.ranking import STAGES
+
+    opts = card_search_options(8, ["extra"])
+    assert set(opts.disabled) == {"classes", "windows", "tail"} <= set(STAGES)
+    assert opts.k == 8 and opts.extra_queries == ["extra"]
