@@ -339,8 +339,7 @@ def _part(name: str) -> str:
     """A symbol part: ``ns::Foo`` / ``App\\Models`` -> ``ns.Foo`` / ``App.Models``; an operator
     (Swift ``..<``, ``<~>``: no word character) stays whole; a name escaped in backticks
     (Swift / Kotlin / Scala ``func `default`()``, ``fun `is`()``) is the name itself."""
-    if "`" in name:
-        name = name.replace("`", "")
+    name = name.replace("`", "")
     if not _WORDISH.search(name):
         return name
     return ".".join(" ".join(p.split()) for p in re.split(r"::|\\|\.", name) if p.strip())

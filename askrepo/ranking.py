@@ -1686,11 +1686,9 @@ def saturation_head(q: Query, enabled: bool = True) -> int | None:
     return None if q.kind == SYMBOL or not enabled else SATURATION_HEAD
 
 
-def saturate(
-    hits: Sequence[Any], decay: float | None = None, head: int | None = SATURATION_HEAD
-) -> list[Any]:
-    """Spread the first ``head`` places (SATURATION_HEAD; None: all) over files, then follow
-    the score.
+def saturate(hits: Sequence[Any], decay: float | None = None, head: int | None = None) -> list[Any]:
+    """Spread the first ``head`` places (None: all; the retriever passes ``saturation_head``)
+    over files, then follow the score.
 
     For the head, the i-th hit (0-based, in score order) of a file scores ``score * decay**i``
     (decay: SATURATION) and the hits are re-sorted; ``[a.py 1.0, a.py 0.9, b.py 0.7]`` with
