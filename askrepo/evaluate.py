@@ -378,7 +378,6 @@ def paired_counts(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, int, 
 _MODES = ("dense", "fts", "hybrid")
 _FLAGS = ("scope", "expand", "rerank", "hyde", "nosymbol", "nopieces", "files")
 NDCG_K = 10  # NDCG is always NDCG@10 (each search fetches at least 10 hits)
-FILE_POOL = 20  # chunk hits aggregated per file by a +files configuration (as search --files)
 
 
 @dataclass(frozen=True)
@@ -390,7 +389,8 @@ class ConfigSpec:
     makes dense search ignore the piece vectors of long chunks (an ablation). ``-STAGE``
     switches off one ranking stage (``askrepo.ranking.STAGES``: ``-defs``, ``-priors`` …);
     ``-ranking`` switches off all of them. ``+files`` ranks files (``files.rank_files`` over
-    the top FILE_POOL chunks), one result per file, as ``search --files``.
+    the top ``retriever.FILE_POOL`` chunks of ``retriever.file_pool``), one result per file,
+    as ``search --files``.
 
     Variants build a separate index: ``@fp32`` / ``@int8`` (embedding precision of the default
     model), ``@model=NAME``, ``@noenrich`` / ``@enrich``, ``@contextual`` (one-line LLM
@@ -420,23 +420,22 @@ class ConfigSpec:
         return (self.model, self.enrich, self.contextual)
 
     def options(self, k: int) -> SearchOptions:
-        from askrepo.ranking import FILE_RANKING_OFF
-        from askrepo.retriever import SearchOptions
+        from askrepo.retriever import FILE_POOL, SearchOptions, file_pool
 
         k = max(k, NDCG_K)
         if self.files:
             k = max(k, FILE_POOL)
-        return SearchOptions(
+        opts = SearchOptions(
             k=max(k, RERANK_POOL) if self.rerank else k,
             mode=self.mode,
             scope=self.scope,
             expand=self.expand,
             symbol_boost=not self.nosymbol,
             pieces=not self.nopieces,
-            # a file ranking's pool, as search --files reads it
-            disabled=(*self.disabled, *FILE_RANKING_OFF) if self.files else self.disabled,
-            max_per_file=0 if self.files else None,
+            disabled=self.disabled,
         )
+        # a file ranking's pool, as search --files reads it
+        return file_pool(opts, opts.k) if self.files else opts
 
 
 def parse_config(name: str) -> ConfigSpec:

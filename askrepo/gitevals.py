@@ -23,7 +23,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -389,16 +389,16 @@ def score_config(retriever: Any, cases: Sequence[GitCase], name: str) -> ConfigS
     from .evaluate import parse_config, percentile
     from .files import rank_files
     from .metrics import file_hit_at, file_reciprocal_rank, ndcg_at_k
-    from .ranking import FILE_RANKING_OFF
+    from .retriever import file_pool
 
     spec = parse_config(name)
-    if spec.rerank or spec.hyde or spec.variant is not None:
+    if spec.rerank or spec.hyde or spec.expand or spec.variant is not None:
         raise UsageError(
             f"Configuration {name!r} is not supported by --from-git — use combinations of "
-            "dense/fts/hybrid with +scope, +expand, +nosymbol"
+            "dense/fts/hybrid with +scope, +nosymbol, +nopieces and -STAGE"
         )
-    opts = spec.options(SEARCH_K)  # files ranked as search --files ranks them:
-    opts = replace(opts, disabled=(*opts.disabled, *FILE_RANKING_OFF))
+    # files ranked as search --files ranks them (its pool; NDCG reads the top 10 of it)
+    opts = file_pool(spec.options(SEARCH_K), SEARCH_K)
     results: list[CaseResult] = []
     hit1: list[float] = []
     hit5: list[float] = []

@@ -255,6 +255,14 @@ QUERY_VECTORS = 8  # query vectors a Retriever keeps (Retriever._query_vector)
 FILE_POOL = 20  # chunk hits aggregated into files by search_files (at least 2 per file asked)
 
 
+def file_pool(opts: SearchOptions, k: int) -> SearchOptions:
+    """The chunk search a file ranking aggregates (``search_files``, ``askrepo eval`` ``+files``
+    and ``--from-git``): ``k`` hits, no per-file cap, no expansion, without the stages a file
+    ranking runs without (``ranking.FILE_RANKING_OFF``)."""
+    off = tuple(dict.fromkeys((*opts.disabled, *ranking.FILE_RANKING_OFF)))
+    return replace(opts, k=k, max_per_file=0, expand=False, disabled=off)
+
+
 _POOL: tuple[int, Any] | None = None  # (pid, executor): a forked child makes its own
 
 
@@ -588,13 +596,7 @@ class Retriever:
         opts = opts or SearchOptions()
         t0 = time.perf_counter()
         want = min(opts.k, MAX_K)
-        pool = replace(
-            opts,
-            k=max(FILE_POOL, 2 * opts.k),
-            max_per_file=0,
-            expand=False,
-            disabled=(*opts.disabled, *ranking.FILE_RANKING_OFF),
-        )
+        pool = file_pool(opts, max(FILE_POOL, 2 * opts.k))
         res = self.search(query, pool)
         files = rank_files(res.hits)[:want]
         if len(files) < want and len(res.hits) >= pool.k and pool.k < MAX_K:

@@ -535,6 +535,9 @@ def test_parse_config_ablations():
     assert o.disabled == ("trivial",) and o.k == 10  # NDCG@10 needs ten hits
     f = parse_config("hybrid+scope+files")
     assert f.files and f.options(5).max_per_file == 0 and f.options(5).k == 20
+    # as search --files: no expansion, and its pool ranked without the tail stage
+    fx = parse_config("hybrid+scope+expand+files-priors").options(5)
+    assert fx.expand is False and fx.disabled == ("priors", "tail")
     with pytest.raises(UsageError):
         parse_config("hybrid-bogus")
 

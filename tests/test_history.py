@@ -652,6 +652,7 @@ class _FixedRetriever:
         )
 
     def search(self, query, opts):
+        self.opts = opts
         return SimpleNamespace(hits=self.hits)
 
     def test_votes(self, query, opts, files):  # no tests here to vote
@@ -690,8 +691,12 @@ def test_scores_worked_example(repo, tmp_path):
     (cmp,) = rep2.comparisons
     assert cmp["config"] == "fts" and cmp["baseline"] == "hybrid"
     assert cmp["file@5"] == {"base_only": 0, "other_only": 0, "p": 1.0}
-    with pytest.raises(UsageError, match="not supported"):
-        run_git_eval(root, set_in=tmp_path / "s.json", configs=["hybrid+rerank"], retriever=r)
+    # the chunk pool search --files aggregates: 20 hits, no per-file cap, without the tail
+    assert (r.opts.k, r.opts.max_per_file, r.opts.expand) == (20, 0, False)
+    assert r.opts.disabled == ("tail",)
+    for name in ("hybrid+rerank", "hybrid+expand"):
+        with pytest.raises(UsageError, match="not supported"):
+            run_git_eval(root, set_in=tmp_path / "s.json", configs=[name], retriever=r)
 
 
 # ---------------------------------------------------------------------------------------------

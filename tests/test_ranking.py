@@ -462,6 +462,17 @@ def test_saturation_head_by_query_kind():
     assert "tail" in ranking.STAGES and ranking.FILE_RANKING_OFF == ("tail",)
 
 
+def test_file_pool_is_the_search_a_file_ranking_aggregates():
+    from askrepo.retriever import SearchOptions, file_pool
+
+    opts = SearchOptions(k=5, expand=True, max_per_file=2, disabled=("priors", "tail"))
+    pool = file_pool(opts, 20)
+    assert (pool.k, pool.max_per_file, pool.expand) == (20, 0, False)
+    assert pool.disabled == ("priors", "tail")  # the tail once, the caller's stages kept
+    assert file_pool(SearchOptions(), 40).disabled == ("tail",)
+    assert opts.k == 5 and opts.expand  # a new value; the caller's options are unchanged
+
+
 # --- definitions ----------------------------------------------------------------------------
 
 
