@@ -633,11 +633,12 @@ _BENCH_DIRS = _BENCH_WORDS | {"asv_bench"}
 _BENCH_QUERY_WORDS = _BENCH_WORDS | {"benchmarking", "benchmarked"}
 
 
-def is_benchmark(stem: str, dirs: Sequence[str]) -> bool:
-    """A benchmark's file: under a directory named for benchmarks, or with ``bench`` /
-    ``benchmark`` as the first or last word of its name (``benchmark.zig``,
+def is_benchmark(stem: str, names: Collection[str]) -> bool:
+    """A benchmark's file: under a directory named for benchmarks (``names``: its directory
+    names, lower case, leading ``_`` dropped, as ``path_prior`` reads them), or with ``bench``
+    / ``benchmark`` as the first or last word of its name (``benchmark.zig``,
     ``bench_parser.py``, ``parse-bench.js``; not ``verifybench.rs`` or ``workbench.py``)."""
-    if {d.lower().lstrip("_") for d in dirs} & _BENCH_DIRS:
+    if set(names) & _BENCH_DIRS:
         return True
     words = [w for w in re.split(r"[_\-]+", stem.lower()) if w]
     return bool(words) and (words[0] in _BENCH_WORDS or words[-1] in _BENCH_WORDS)
@@ -763,7 +764,7 @@ def path_prior(path: str, text: str, q: Query) -> float:
     legacy = names & _LEGACY_DIRS
     if legacy and not (legacy & q.tokens):
         factor *= PRIOR_LEGACY
-    elif is_benchmark(stem, dirs) and not (_BENCH_QUERY_WORDS & q.tokens):
+    elif is_benchmark(stem, names) and not (_BENCH_QUERY_WORDS & q.tokens):
         factor *= PRIOR_LEGACY
     elif any(is_doc_dir(d) for d in dirs) and not (_DOC_QUERY_WORDS & q.tokens):
         factor *= PRIOR_DOC_CODE
