@@ -153,7 +153,7 @@ PATH_DIR_BOOST = 1.04  # the query words name one of its directories
 COHERENCE = 0.15  # at most +15 % for a file whose other candidates are as strong as the best
 COHERENCE_POOL = 30  # only the top candidates count as evidence
 PRIOR_LEGACY = 0.7  # v1/, compat/, legacy/, deprecated/, vendored copies, examples, benchmarks
-PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts stubs
+PRIOR_REEXPORT = 0.8  # __init__.py, index.ts barrels, package-info.java, .d.ts/.pyi stubs
 PRIOR_DOC_CODE = 0.7  # code under docs/, doc/, docs_src/, docs-examples/ …: the docs' examples
 PRIOR_INLINE_TEST = 0.5  # a test inside a code file (Rust `mod tests`, `test_*` functions)
 PRIOR_PLATFORM = 0.8  # a Windows / macOS / QNX … variant, for a question naming no platform
@@ -620,9 +620,12 @@ def _path_word_factor(path: str, words: tuple[str, ...]) -> float:
     return 1.0
 
 
+# declaration stubs: TypeScript's for ES, CommonJS and ES modules, Python's type stubs
+_STUB_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".pyi")
 _LEGACY_DIRS = frozenset(
     """
-    v1 compat legacy deprecated vendor vendored third_party thirdparty single_include
+    v1 compat legacy deprecated vendor vendored third_party thirdparty third-party 3rdparty
+    bundled single_include
     example examples sample samples demo demos
     """.split()
 )
@@ -746,13 +749,15 @@ def _platform_variant(path: str, symbol: str | None) -> bool:
 def path_prior(path: str, text: str, q: Query) -> float:
     """Demotion factor of a candidate's path (1 = none).
 
-    PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor, third_party,
-    single_include, example(s), sample(s), demo(s) (leading ``_`` ignored), and for a
-    benchmark's file (``is_benchmark``) unless the question speaks of benchmarks; else
+    PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor(ed), third_party
+    (third-party, 3rdparty), bundled, single_include, example(s), sample(s), demo(s) (leading
+    ``_`` ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
+    benchmarks; else
     PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``: ``docs/``,
     ``docs_src/`` — FastAPI-style projects keep hundreds of example programs there), unless
     the question is about docs or examples; PRIOR_REEXPORT for
-    ``__init__.py``, ``package-info.java``, ``.d.ts`` stubs and ``index.*`` / ``mod.rs`` barrels
+    ``__init__.py``, ``package-info.java``, declaration stubs (``.d.ts``, ``.d.cts``, ``.d.mts``,
+    ``.pyi``) and ``index.*`` / ``mod.rs`` barrels
     (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
     PRIOR_FORM, for a pasted report only, for an issue or pull-request template
     (``is_report_form``): the report was written by filling it in, so it shares the report's
@@ -771,7 +776,7 @@ def path_prior(path: str, text: str, q: Query) -> float:
     base = path.rsplit("/", 1)[-1].lower()
     if (
         base in ("__init__.py", "package-info.java")
-        or base.endswith(".d.ts")
+        or base.endswith(_STUB_SUFFIXES)
         or (stem.lower() in ("index", "mod") and is_barrel(text))
     ):
         factor *= PRIOR_REEXPORT

@@ -96,6 +96,24 @@ def test_path_prior():
     assert ranking.path_prior("pkg/v1/config.py", "", parse_query("the v1 config")) == 1.0
 
 
+def test_vendored_copies_and_declaration_stubs_yield():
+    """Measured on full repositories (docs/eval.md, session 36): spdlog's bundled copy of fmt
+    and axios's CommonJS declaration file ``index.d.cts`` held top-10 places of the library's
+    own code."""
+    q = parse_query("skip repeated identical messages within a time window")
+    for path in (
+        "include/spdlog/fmt/bundled/chrono.h",
+        "src/third-party/json.hpp",
+        "lib/3rdparty/zlib/inflate.c",
+    ):
+        assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
+    for path in ("index.d.cts", "types/index.d.mts", "pkg/_core.pyi", "types/index.d.ts"):
+        assert ranking.path_prior(path, "", q) == ranking.PRIOR_REEXPORT, path
+    # the code itself, and names that only contain the words, keep their place
+    for path in ("include/spdlog/details/backtracer.h", "lib/bundler.js", "src/dts.ts"):
+        assert ranking.path_prior(path, "", q) == 1.0, path
+
+
 def test_a_benchmark_yields_to_the_code_it_measures():
     q = parse_query("constant time software aes")
     for path in (
