@@ -424,12 +424,18 @@ TEST_DIRS = frozenset(
 _TEST_DIR = re.compile(
     r"(?:unit|integration|e2e|end2end|functional|acceptance|system|smoke|regression|perf"
     r"|performance|load|benchmark|ui|api|component|contract|interop|conformance)[_-]tests?"
+    # test material named so (test-utils/, test_package/, tsd's test-d/), type tests
+    # (dtslint/, rxjs's spec-dtslint/, type-tests/)
+    r"|tests?[_-][a-z0-9][\w-]*|[\w-]*dtslint|types?[_-]?tests?"
 )
+# an Xcode test target, named in CamelCase: CapacitorTests/, AppUITests/
+_XCODE_TESTS = re.compile(r"[A-Z][A-Za-z0-9]*Tests")
 _TEST_NAME = re.compile(
     r"""(
       test_.*\.py | .*_test\.py | conftest\.py
     | .*_test\.go
-    | .*\.(test|spec)\.(ts|tsx|js|jsx|mjs|cjs|mts|cts)
+    | .*\.(test|spec|test-d)\.(ts|tsx|js|jsx|mjs|cjs|mts|cts)
+    | .*_test\.(ts|tsx|js|jsx|mjs|mts)
     | .*Tests?\.(java|kt|cs|php|scala|swift)
     | .*_(spec|test)\.rb | .*_test\.(exs|dart|rs|cc|cpp|c)
     | tests?\.(rs|zig) | tests\.py
@@ -663,8 +669,10 @@ def classify(path: str, language: str | None) -> str:
 
     1. test: a directory named tests/test/__tests__/spec/testing, test data by convention
        (testdata/, test_data/, __fixtures__/, __mocks__/, __snapshots__/), a directory named
-       for a kind of test (integration_tests/, e2e-tests/), or a test file name
-       (``test_*.py``, ``*_test.go``, ``*.test.ts``, ``*.spec.js``, ``FooTest.java``,
+       for a kind of test (integration_tests/, e2e-tests/) or test material (test-utils/,
+       test_package/, type tests in dtslint/ or spec-dtslint/), an Xcode test target
+       (``CapacitorTests/``), or a test file name (``test_*.py``, ``*_test.go``,
+       ``*.test.ts``, ``*.spec.js``, tsd's ``*.test-d.ts``, Deno's ``*_test.ts``, ``FooTest.java``,
        ``FooTests.cs``, ``*_spec.rb``, ``conftest.py``, a Rust or Zig ``test.rs`` /
        ``tests.rs`` module, Django's ``tests.py`` ...).
     2. doc: markdown/rst/org/latex, ``.txt``/``.adoc``, README/CHANGELOG/LICENSE-like names,
@@ -684,6 +692,7 @@ def classify(path: str, language: str | None) -> str:
         TEST_DIRS.intersection(dirs)
         or _TEST_NAME.fullmatch(name)
         or any(_TEST_DIR.fullmatch(d) for d in dirs)
+        or any(_XCODE_TESTS.fullmatch(d) for d in parts[:-1])
     ):
         return TEST
     if language in CONFIG_LANGUAGES and lname.endswith(".txt"):

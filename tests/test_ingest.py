@@ -747,6 +747,22 @@ def test_extension_wins_over_shebang():
         ("ui/__snapshots__/cart.test.tsx.snap", "test"),
         ("integration_tests/run.py", "test"),
         ("e2e-tests/login.ts", "test"),
+        ("spec-dtslint/operators/race-spec.ts", "test"),  # rxjs's type tests
+        ("dtslint/index.ts", "test"),
+        ("type-tests/router.ts", "test"),
+        ("test-d/index.ts", "test"),
+        ("conan/test_package/example.cpp", "test"),
+        ("packages/test-utils/src/render.ts", "test"),
+        ("source/index.test-d.ts", "test"),  # tsd
+        ("http/server_test.ts", "test"),  # Deno
+        ("ios/Capacitor/CapacitorTests/BridgeTests.swift", "test"),  # an Xcode test target
+        ("ios/App/AppUITests/Launch.swift", "test"),
+        ("ios/Capacitor/Contests/Rules.swift", "code"),  # CamelCase "Tests" only
+        ("src/contests/rules.ts", "code"),
+        ("src/latest-tests/x.ts", "code"),
+        ("src/spec-parser/read.ts", "code"),  # a specification parser
+        ("src/types/index.ts", "code"),
+        ("src/attest_data/x.py", "code"),
         ("src/latest_tests_results/x.py", "code"),
         ("contests/solve.py", "code"),
         ("src/attest.rs", "code"),
