@@ -168,3 +168,57 @@ def test_short_set_restates_every_question_in_words():
             assert 2 <= len(words) <= 7, s["query"]
             assert not any(c in s["query"] for c in ("_", "::")), s["query"]
             assert not any(w[1:] != w[1:].lower() for w in words), s["query"]  # no CamelCase
+
+
+def _full_repos():
+    import importlib.util
+
+    path = DEV.parent.parent / "benchmarks" / "full_repos.py"
+    spec = importlib.util.spec_from_file_location("full_repos", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_full_repos_names_dev_projects_of_both_sets():
+    fr = _full_repos()
+    for sub in ("", "short"):
+        projects = {r["corpus_dir"] for r in load(DEV / sub / "manifest.json")["repos"]}
+        assert {p["project"] for p in fr.PROJECTS} <= projects, sub
+    assert fr.map_path("v2/app.go", [("v2/", "")]) == "app.go"
+    assert fr.map_path("src/lib.rs", [("src/", "tower/src/")]) == "tower/src/lib.rs"
+    assert fr.map_path("Cargo.toml", [("src/", "tower/src/")]) == "Cargo.toml"
+
+
+def test_full_repos_maps_targets_and_reports_files_that_differ(tmp_path):
+    """``convert`` writes the questions with the repository's paths and names every target
+    file that is missing there or, for a target with lines, differs from the corpus."""
+    fr = _full_repos()
+    corpora, root = tmp_path / "corpora", tmp_path / "full"
+    for base, text in ((corpora / "p" / "lib", "a\n"), (root / "p" / "pkg" / "lib", "b\n")):
+        base.mkdir(parents=True)
+        (base / "same.rb").write_text("x\n")
+        (base / "diff.rb").write_text(text)
+        (base / "only_path.rb").write_text(text)
+    (corpora / "p" / "lib" / "gone.rb").write_text("x\n")
+    questions = [
+        {
+            "query": "q",
+            "relevant": [{"path": "lib/same.rb", "start_line": 1, "end_line": 1}],
+            "secondary": [
+                {"path": "lib/diff.rb", "start_line": 1, "end_line": 1},
+                "lib/only_path.rb",  # a path-only target: its bytes may differ
+                "lib/gone.rb",
+            ],
+            "category": "semantic",
+        }
+    ]
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(questions))
+    project = {"project": "p", "map": [("lib/", "pkg/lib/")]}
+    n, bad = fr.convert(project, src, tmp_path / "out" / "p.json", root, corpora)
+    assert n == 4
+    assert bad == ["pkg/lib/diff.rb", "pkg/lib/gone.rb"]
+    out = load(tmp_path / "out" / "p.json")[0]
+    assert out["relevant"] == [{"path": "pkg/lib/same.rb", "start_line": 1, "end_line": 1}]
+    assert out["secondary"][1:] == ["pkg/lib/only_path.rb", "pkg/lib/gone.rb"]
