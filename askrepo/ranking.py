@@ -752,13 +752,12 @@ def path_prior(path: str, text: str, q: Query) -> float:
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor(ed), third_party
     (third-party, 3rdparty), bundled, single_include, example(s), sample(s), demo(s) (leading
     ``_`` ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
-    benchmarks; else
-    PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``: ``docs/``,
-    ``docs_src/`` — FastAPI-style projects keep hundreds of example programs there), unless
-    the question is about docs or examples; PRIOR_REEXPORT for
-    ``__init__.py``, ``package-info.java``, declaration stubs (``.d.ts``, ``.d.cts``, ``.d.mts``,
-    ``.pyi``) and ``index.*`` / ``mod.rs`` barrels
-    (mostly re-exports). A query that names the directory (``v1``, ``legacy``) keeps it.
+    benchmarks; else PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``:
+    ``docs/``, ``docs_src/`` — FastAPI-style projects keep hundreds of example programs
+    there), unless the question is about docs or examples; PRIOR_REEXPORT for ``__init__.py``,
+    ``package-info.java``, declaration stubs (``.d.ts``, ``.d.cts``, ``.d.mts``, ``.pyi``) and
+    ``index.*`` / ``mod.rs`` barrels (mostly re-exports). A query that names the directory
+    (``v1``, ``legacy``) keeps it.
     PRIOR_FORM, for a pasted report only, for an issue or pull-request template
     (``is_report_form``): the report was written by filling it in, so it shares the report's
     headings and boilerplate whatever the bug is.
