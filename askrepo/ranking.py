@@ -636,6 +636,19 @@ _BENCH_DIRS = _BENCH_WORDS | {"asv_bench"}
 _BENCH_QUERY_WORDS = _BENCH_WORDS | {"benchmarking", "benchmarked"}
 
 
+_EXAMPLE_WORDS = frozenset("example examples sample samples demo demos".split())
+
+
+def _example_words(name: str) -> set[str]:
+    """The example word a compound directory name starts or ends with: ``example-expo`` ->
+    {"example"}, ``basic_demo`` -> {"demo"}; ``examples`` alone is in ``_LEGACY_DIRS``, and
+    ``exemplary`` or ``sampler`` are not examples."""
+    words = [w for w in re.split(r"[-_.]+", name) if w]
+    if len(words) < 2:
+        return set()
+    return {w for w in (words[0], words[-1]) if w in _EXAMPLE_WORDS}
+
+
 def is_benchmark(stem: str, names: Collection[str]) -> bool:
     """A benchmark's file: under a directory named for benchmarks (``names``: its directory
     names, lower case, leading ``_`` dropped, as ``path_prior`` reads them), or with ``bench``
@@ -750,8 +763,9 @@ def path_prior(path: str, text: str, q: Query) -> float:
     """Demotion factor of a candidate's path (1 = none).
 
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor(ed), third_party
-    (third-party, 3rdparty), bundled, single_include, example(s), sample(s), demo(s) (leading
-    ``_`` ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
+    (third-party, 3rdparty), bundled, single_include, example(s), sample(s), demo(s) (also as
+    the first or last word of a name: ``example-expo/``, ``basic_demo/``; leading ``_``
+    ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
     benchmarks; else PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``:
     ``docs/``, ``docs_src/`` — FastAPI-style projects keep hundreds of example programs
     there), unless the question is about docs or examples; PRIOR_REEXPORT for ``__init__.py``,
@@ -765,7 +779,7 @@ def path_prior(path: str, text: str, q: Query) -> float:
     stem, dirs = split_path(path)
     factor = 1.0
     names = {d.lower().lstrip("_") for d in dirs}
-    legacy = names & _LEGACY_DIRS
+    legacy = (names & _LEGACY_DIRS) | {w for d in names for w in _example_words(d)}
     if legacy and not (legacy & q.tokens):
         factor *= PRIOR_LEGACY
     elif is_benchmark(stem, names) and not (_BENCH_QUERY_WORDS & q.tokens):

@@ -114,6 +114,24 @@ def test_vendored_copies_and_declaration_stubs_yield():
         assert ranking.path_prior(path, "", q) == 1.0, path
 
 
+def test_an_example_app_named_so_yields():
+    """react-native-ble-plx's example app lives in ``example-expo/`` (37 top-10 places of the
+    library's Android code on the whole repository, docs/eval.md session 36)."""
+    q = parse_query("map a failed GATT status to an error code")
+    for path in (
+        "example-expo/src/services/BLEService.ts",
+        "internal/example-cli/example-cli.go",
+        "ui/basic_demo/app.py",
+        "samples-v2/main.kt",
+    ):
+        assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
+    for path in ("src/exemplary/x.ts", "pkg/sampler/draw.py", "src/demographics/x.py"):
+        assert ranking.path_prior(path, "", q) == 1.0, path
+    # a question about the example keeps it
+    asked = parse_query("how does the expo example app scan for devices")
+    assert ranking.path_prior("example-expo/src/services/BLEService.ts", "", asked) == 1.0
+
+
 def test_a_benchmark_yields_to_the_code_it_measures():
     q = parse_query("constant time software aes")
     for path in (
