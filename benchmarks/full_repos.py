@@ -81,6 +81,25 @@ PROJECTS: list[dict] = [
         "dir": "capacitor",
         "map": [("Capacitor/Capacitor/", "ios/Capacitor/Capacitor/")],
     },
+    {
+        "project": "tokio-util",
+        "repo": "tokio-rs/tokio",
+        "ref": "tokio-util-0.7.3",
+        "map": [("src/", "tokio-util/src/"), ("Cargo.toml", "tokio-util/Cargo.toml")],
+    },
+    {
+        "project": "rustls",
+        "repo": "rustls/rustls",
+        "ref": "v/0.20.8",
+        "map": [("src/", "rustls/src/"), ("Cargo.toml", "rustls/Cargo.toml")],
+    },
+    {"project": "penlight", "repo": "lunarmodules/Penlight", "ref": "1.13.1"},
+    {
+        "project": "rn-ble-plx",
+        "repo": "dotintent/react-native-ble-plx",
+        "ref": "v3.5.1",
+        "map": [("java/", "android/src/main/java/")],
+    },
     # Brotli 1.2.1 (PyPI) is not tagged: v1.2.0's repository with the package's c/ over it
     {"project": "brotli", "repo": "google/brotli", "ref": "v1.2.0", "overlay": ["c"]},
     # c-ares 1.34.9 (bundled in pycares 5.2.1) is not tagged: v1.34.8 with its sources over it
