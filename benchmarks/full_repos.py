@@ -37,79 +37,66 @@ from pathlib import Path
 
 EVAL = Path(__file__).resolve().parents[1] / "eval" / "dev"
 
-# project (eval/dev/<project>.json): GitHub repository, tag, checkout directory under ROOT,
-# path map (corpus prefix -> repository prefix; first match wins), corpus paths copied over
-PROJECTS: list[dict] = [
-    {"project": "axios", "repo": "axios/axios", "ref": "v1.7.9"},
-    {"project": "rich", "repo": "Textualize/rich", "ref": "v13.9.4"},
-    {"project": "httpx", "repo": "encode/httpx", "ref": "0.28.1"},
-    {"project": "hyper", "repo": "hyperium/hyper", "ref": "v0.14.19"},
-    {"project": "thor", "repo": "rails/thor", "ref": "v1.2.1"},
-    {"project": "echo", "repo": "labstack/echo", "ref": "v4.2.1"},
-    {"project": "monolog", "repo": "Seldaek/monolog", "ref": "2.9.1"},
-    {"project": "spdlog", "repo": "gabime/spdlog", "ref": "v1.10.0"},
-    {"project": "urfave-cli", "repo": "urfave/cli", "ref": "v2.3.0", "map": [("v2/", "")]},
-    {
-        "project": "mustermann",
-        "repo": "sinatra/mustermann",
-        "ref": "v3.0.0",
-        "map": [("lib/", "mustermann/lib/")],
-    },
-    {"project": "rxjs", "repo": "ReactiveX/rxjs", "ref": "7.8.1"},
-    {"project": "faraday", "repo": "lostisland/faraday", "ref": "v1.1.0"},
-    {"project": "gorilla-mux", "repo": "gorilla/mux", "ref": "v1.8.0"},
-    {
-        "project": "tower",
-        "repo": "tower-rs/tower",
-        "ref": "tower-0.4.13",
-        "map": [("src/", "tower/src/"), ("Cargo.toml", "tower/Cargo.toml")],
-    },
-    {"project": "http-rs", "repo": "hyperium/http", "ref": "v0.2.7"},
-    {"project": "cli11", "repo": "CLIUtils/CLI11", "ref": "v2.1.2"},
-    {"project": "kramdown", "repo": "gettalong/kramdown", "ref": "REL_2_4_0"},
-    {
-        "project": "capacitor-android",
-        "repo": "ionic-team/capacitor",
-        "ref": "6.2.0",
-        "dir": "capacitor",
-        "map": [("src/main/java/", "android/capacitor/src/main/java/")],
-    },
-    {
-        "project": "capacitor-ios",
-        "repo": "ionic-team/capacitor",
-        "ref": "6.2.0",
-        "dir": "capacitor",
-        "map": [("Capacitor/Capacitor/", "ios/Capacitor/Capacitor/")],
-    },
-    {
-        "project": "tokio-util",
-        "repo": "tokio-rs/tokio",
-        "ref": "tokio-util-0.7.3",
-        "map": [("src/", "tokio-util/src/"), ("Cargo.toml", "tokio-util/Cargo.toml")],
-    },
-    {
-        "project": "rustls",
-        "repo": "rustls/rustls",
-        "ref": "v/0.20.8",
-        "map": [("src/", "rustls/src/"), ("Cargo.toml", "rustls/Cargo.toml")],
-    },
-    {"project": "penlight", "repo": "lunarmodules/Penlight", "ref": "1.13.1"},
-    {
-        "project": "rn-ble-plx",
-        "repo": "dotintent/react-native-ble-plx",
-        "ref": "v3.5.1",
-        "map": [("java/", "android/src/main/java/")],
-    },
-    # Brotli 1.2.1 (PyPI) is not tagged: v1.2.0's repository with the package's c/ over it
-    {"project": "brotli", "repo": "google/brotli", "ref": "v1.2.0", "overlay": ["c"]},
-    # c-ares 1.34.9 (bundled in pycares 5.2.1) is not tagged: v1.34.8 with its sources over it
-    {
-        "project": "c-ares",
-        "repo": "c-ares/c-ares",
-        "ref": "v1.34.8",
-        "overlay": ["src/lib", "include"],
-    },
-]
+# project (eval/dev/<project>.json), GitHub repository, tag, then options: dir= the checkout's
+# directory under ROOT (default: the project), prefix= what the repository puts before every
+# corpus path, strip= a corpus prefix the repository does not have, overlay= corpus paths
+# copied over the checkout. Brotli 1.2.1 (PyPI) and c-ares 1.34.9 (bundled in pycares 5.2.1)
+# are not tagged: the nearest tag, with their sources over it.
+TABLE = """
+axios              axios/axios                     v1.7.9
+rich               Textualize/rich                 v13.9.4
+httpx              encode/httpx                    0.28.1
+hyper              hyperium/hyper                  v0.14.19
+thor               rails/thor                      v1.2.1
+echo               labstack/echo                   v4.2.1
+monolog            Seldaek/monolog                 2.9.1
+spdlog             gabime/spdlog                   v1.10.0
+urfave-cli         urfave/cli                      v2.3.0            strip=v2/
+mustermann         sinatra/mustermann              v3.0.0            prefix=mustermann/
+rxjs               ReactiveX/rxjs                  7.8.1
+faraday            lostisland/faraday              v1.1.0
+gorilla-mux        gorilla/mux                     v1.8.0
+tower              tower-rs/tower                  tower-0.4.13      prefix=tower/
+http-rs            hyperium/http                   v0.2.7
+cli11              CLIUtils/CLI11                  v2.1.2
+kramdown           gettalong/kramdown              REL_2_4_0
+capacitor-android  ionic-team/capacitor            6.2.0  dir=capacitor prefix=android/capacitor/
+capacitor-ios      ionic-team/capacitor            6.2.0  dir=capacitor prefix=ios/
+tokio-util         tokio-rs/tokio                  tokio-util-0.7.3  prefix=tokio-util/
+rustls             rustls/rustls                   v/0.20.8          prefix=rustls/
+penlight           lunarmodules/Penlight           1.13.1
+rn-ble-plx         dotintent/react-native-ble-plx  v3.5.1            prefix=android/src/main/
+brotli             google/brotli                   v1.2.0            overlay=c
+c-ares             c-ares/c-ares                   v1.34.8           overlay=src/lib,include
+"""
+
+
+def parse_row(line: str) -> dict:
+    """One row of TABLE as a dict; ``prefix`` and ``strip`` become ``map_path`` rules.
+
+    >>> parse_row("tower  tower-rs/tower  tower-0.4.13  prefix=tower/")["map"]
+    [('', 'tower/')]
+    >>> parse_row("cli  urfave/cli  v2.3.0  strip=v2/")["map"]
+    [('v2/', '')]
+    >>> parse_row("brotli  google/brotli  v1.2.0  overlay=c,d")["overlay"]
+    ['c', 'd']
+    """
+    project, repo, ref, *options = line.split()
+    row: dict = {"project": project, "repo": repo, "ref": ref}
+    for opt in options:
+        key, _, value = opt.partition("=")
+        if key == "prefix":
+            row["map"] = [("", value)]
+        elif key == "strip":
+            row["map"] = [(value, "")]
+        elif key == "overlay":
+            row["overlay"] = value.split(",")
+        else:
+            row[key] = value
+    return row
+
+
+PROJECTS: list[dict] = [parse_row(line) for line in TABLE.strip().splitlines()]
 
 
 def map_path(path: str, rules: list[tuple[str, str]]) -> str:

@@ -114,39 +114,46 @@ def test_vendored_copies_and_declaration_stubs_yield():
         assert ranking.path_prior(path, "", q) == 1.0, path
 
 
-def test_an_example_app_named_so_yields():
-    """react-native-ble-plx's example app lives in ``example-expo/`` (37 top-10 places of the
-    library's Android code on the whole repository, docs/eval.md session 36)."""
-    q = parse_query("map a failed GATT status to an error code")
-    for path in (
-        "example-expo/src/services/BLEService.ts",
-        "internal/example-cli/example-cli.go",
-        "ui/basic_demo/app.py",
-        "samples-v2/main.kt",
-    ):
+@pytest.mark.parametrize(
+    ("question", "yields", "keeps", "asking"),
+    [
+        pytest.param(
+            "constant time software aes",
+            [
+                "std/crypto/benchmark.zig",
+                "benches/decode.rs",
+                "asv_bench/benchmarks/indexing.py",
+                "pkg/bench_parser.py",
+                "lib/parse-bench.js",
+            ],
+            ["src/verifybench.rs", "ui/workbench.py", "pkg/benchmarking_utils.py"],
+            "how are the aes benchmarks run",
+            id="a benchmark yields to the code it measures",
+        ),
+        # react-native-ble-plx's example app lives in example-expo/ (37 top-10 places of the
+        # library's Android code on the whole repository, docs/eval.md session 36)
+        pytest.param(
+            "map a failed GATT status to an error code",
+            [
+                "example-expo/src/services/BLEService.ts",
+                "internal/example-cli/example-cli.go",
+                "ui/basic_demo/app.py",
+                "samples-v2/main.kt",
+            ],
+            ["src/exemplary/x.ts", "pkg/sampler/draw.py", "src/demographics/x.py"],
+            "how does the expo example app scan for devices",
+            id="an example app named so yields",
+        ),
+    ],
+)
+def test_harnesses_and_examples_yield(question, yields, keeps, asking):
+    q = parse_query(question)
+    for path in yields:
         assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
-    for path in ("src/exemplary/x.ts", "pkg/sampler/draw.py", "src/demographics/x.py"):
+    for path in keeps:
         assert ranking.path_prior(path, "", q) == 1.0, path
-    # a question about the example keeps it
-    asked = parse_query("how does the expo example app scan for devices")
-    assert ranking.path_prior("example-expo/src/services/BLEService.ts", "", asked) == 1.0
-
-
-def test_a_benchmark_yields_to_the_code_it_measures():
-    q = parse_query("constant time software aes")
-    for path in (
-        "std/crypto/benchmark.zig",
-        "benches/decode.rs",
-        "asv_bench/benchmarks/indexing.py",
-        "pkg/bench_parser.py",
-        "lib/parse-bench.js",
-    ):
-        assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
-    for path in ("src/verifybench.rs", "ui/workbench.py", "pkg/benchmarking_utils.py"):
-        assert ranking.path_prior(path, "", q) == 1.0, path
-    # a question about benchmarks keeps them
-    asked = parse_query("how are the aes benchmarks run")
-    assert ranking.path_prior("std/crypto/benchmark.zig", "", asked) == 1.0
+    # a question about them keeps them
+    assert ranking.path_prior(yields[0], "", parse_query(asking)) == 1.0
 
 
 def test_the_repositorys_config_yields_to_code_for_a_pasted_report():
