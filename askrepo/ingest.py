@@ -427,6 +427,9 @@ _TEST_DIR = re.compile(
     # test material named so (test-utils/, test_package/, tsd's test-d/), type tests
     # (dtslint/, rxjs's spec-dtslint/, type-tests/)
     r"|tests?[_-][a-z0-9][\w-]*|[\w-]*dtslint|types?[_-]?tests?"
+    # a module of a project's tests, plural (exposed-tests/, cli_tests/; ab_test/ stays) or a
+    # test suite (serde's test_suite/ above, netty-testsuite/)
+    r"|[a-z0-9][\w-]*[_-](?:tests|testsuite)|testsuite"
 )
 # an Xcode test target, named in CamelCase: CapacitorTests/, AppUITests/
 _XCODE_TESTS = re.compile(r"[A-Z][A-Za-z0-9]*Tests")
@@ -669,7 +672,8 @@ def classify(path: str, language: str | None) -> str:
 
     1. test: a directory named tests/test/__tests__/spec/testing, test data by convention
        (testdata/, test_data/, __fixtures__/, __mocks__/, __snapshots__/), a directory named
-       for a kind of test (integration_tests/, e2e-tests/) or test material (test-utils/,
+       for a kind of test (integration_tests/, e2e-tests/), a test module or suite
+       (exposed-tests/, test_suite/, netty-testsuite/) or test material (test-utils/,
        test_package/, type tests in dtslint/ or spec-dtslint/), an Xcode test target
        (``CapacitorTests/``), or a test file name (``test_*.py``, ``*_test.go``,
        ``*.test.ts``, ``*.spec.js``, tsd's ``*.test-d.ts``, Deno's ``*_test.ts``, ``FooTest.java``,

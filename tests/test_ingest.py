@@ -759,10 +759,13 @@ def test_extension_wins_over_shebang():
         ("ios/App/AppUITests/Launch.swift", "test"),
         ("ios/Capacitor/Contests/Rules.swift", "code"),  # CamelCase "Tests" only
         ("src/contests/rules.ts", "code"),
-        ("src/latest-tests/x.ts", "code"),
         ("src/spec-parser/read.ts", "code"),  # a specification parser
         ("src/types/index.ts", "code"),
         ("src/attest_data/x.py", "code"),
+        ("exposed-tests/src/main/kotlin/DatabaseTestsBase.kt", "test"),
+        ("cli_tests/run.rs", "test"),
+        ("test_suite/tests/test_de.rs", "test"),  # serde
+        ("netty-testsuite/src/main/java/x.java", "test"),
         ("src/latest_tests_results/x.py", "code"),
         ("contests/solve.py", "code"),
         ("src/attest.rs", "code"),
