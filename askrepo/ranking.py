@@ -622,12 +622,15 @@ def _path_word_factor(path: str, words: tuple[str, ...]) -> float:
 
 # declaration stubs: TypeScript's for ES, CommonJS and ES modules, Python's type stubs
 _STUB_SUFFIXES = (".d.ts", ".d.cts", ".d.mts", ".pyi")
-_LEGACY_DIRS = frozenset(
-    """
-    v1 compat legacy deprecated vendor vendored third_party thirdparty third-party 3rdparty
-    bundled single_include
-    example examples sample samples demo demos
-    """.split()
+_EXAMPLE_WORDS = frozenset("example examples sample samples demo demos".split())
+_LEGACY_DIRS = (
+    frozenset(
+        """
+        v1 compat legacy deprecated vendor vendored third_party thirdparty third-party 3rdparty
+        bundled single_include
+        """.split()
+    )
+    | _EXAMPLE_WORDS
 )
 # a benchmark harness: a directory (benches/, benchmarks/, asv_bench/) or a file named so
 # (benchmark.zig, bench_parser.py, parse_bench.rs); a question using one of the words keeps it
@@ -636,17 +639,15 @@ _BENCH_DIRS = _BENCH_WORDS | {"asv_bench"}
 _BENCH_QUERY_WORDS = _BENCH_WORDS | {"benchmarking", "benchmarked"}
 
 
-_EXAMPLE_WORDS = frozenset("example examples sample samples demo demos".split())
-
-
-def _example_words(name: str) -> set[str]:
+@lru_cache(maxsize=1 << 12)  # path_prior asks for every directory of every candidate
+def _example_words(name: str) -> frozenset[str]:
     """The example word a compound directory name starts or ends with: ``example-expo`` ->
     {"example"}, ``basic_demo`` -> {"demo"}; ``examples`` alone is in ``_LEGACY_DIRS``, and
     ``exemplary`` or ``sampler`` are not examples."""
     words = [w for w in re.split(r"[-_.]+", name) if w]
     if len(words) < 2:
-        return set()
-    return {w for w in (words[0], words[-1]) if w in _EXAMPLE_WORDS}
+        return frozenset()
+    return frozenset(w for w in (words[0], words[-1]) if w in _EXAMPLE_WORDS)
 
 
 def is_benchmark(stem: str, names: Collection[str]) -> bool:

@@ -82,7 +82,7 @@ def parse_row(line: str) -> dict:
     ['c', 'd']
     """
     project, repo, ref, *options = line.split()
-    row: dict = {"project": project, "repo": repo, "ref": ref}
+    row: dict = {"project": project, "repo": repo, "ref": ref, "dir": project}
     for opt in options:
         key, _, value = opt.partition("=")
         if key == "prefix":
@@ -114,7 +114,7 @@ def map_path(path: str, rules: list[tuple[str, str]]) -> str:
 
 
 def clone(p: dict, root: Path, url: str) -> None:
-    dest = root / p.get("dir", p["project"])
+    dest = root / p["dir"]
     if dest.exists():
         return
     owner, name = p["repo"].split("/")
@@ -125,7 +125,7 @@ def clone(p: dict, root: Path, url: str) -> None:
 
 def overlay(p: dict, root: Path, corpora: Path) -> None:
     for sub in p.get("overlay", []):
-        src, dst = corpora / p["project"] / sub, root / p.get("dir", p["project"]) / sub
+        src, dst = corpora / p["project"] / sub, root / p["dir"] / sub
         if not src.exists():
             sys.exit(f"full_repos: {src} missing — run benchmarks/fetch_dev_corpora.sh first")
         shutil.rmtree(dst, ignore_errors=True)
@@ -135,7 +135,7 @@ def overlay(p: dict, root: Path, corpora: Path) -> None:
 def convert(p: dict, src: Path, dst: Path, root: Path, corpora: Path) -> tuple[int, list[str]]:
     """Write one project's questions with mapped paths; (targets, missing or differing files)."""
     rules = [tuple(r) for r in p.get("map", [])]
-    repo = root / p.get("dir", p["project"])
+    repo = root / p["dir"]
     questions = json.loads(src.read_text(encoding="utf-8"))
     n, bad = 0, []
 
@@ -186,7 +186,7 @@ def main() -> None:
             )
             print(f"{sub or 'dev'}/{p['project']}: {n} targets, {len(bad)} differ {bad[:3]}")
             failed |= bool(bad)
-            repos.append({**entry, "repo": str(root / p.get("dir", p["project"]))})
+            repos.append({**entry, "repo": str(root / p["dir"])})
         doc = {"source": "benchmarks/full_repos.py", "repos": repos}
         (out / "manifest.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     if failed and not args.allow_diff:

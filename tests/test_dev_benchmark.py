@@ -215,7 +215,7 @@ def test_full_repos_maps_targets_and_reports_files_that_differ(tmp_path):
     ]
     src = tmp_path / "p.json"
     src.write_text(json.dumps(questions))
-    project = {"project": "p", "map": [("lib/", "pkg/lib/")]}
+    project = {"project": "p", "dir": "p", "map": [("lib/", "pkg/lib/")]}
     n, bad = fr.convert(project, src, tmp_path / "out" / "p.json", root, corpora)
     assert n == 4
     assert bad == ["pkg/lib/diff.rb", "pkg/lib/gone.rb"]
