@@ -119,8 +119,11 @@ def clone(p: dict, root: Path, url: str) -> None:
         return
     owner, name = p["repo"].split("/")
     src = url.format(repo=p["repo"], owner=owner, name=name)
-    subprocess.run(["git", "clone", "-q", "--no-checkout", src, str(dest)], check=True)
-    subprocess.run(["git", "-C", str(dest), "checkout", "-q", p["ref"]], check=True)
+    try:
+        subprocess.run(["git", "clone", "-q", "--no-checkout", src, str(dest)], check=True)
+        subprocess.run(["git", "-C", str(dest), "checkout", "-q", p["ref"]], check=True)
+    except subprocess.CalledProcessError:
+        sys.exit(f"full_repos: could not clone {src} at {p['ref']} into {dest} — check --url")
 
 
 def overlay(p: dict, root: Path, corpora: Path) -> None:

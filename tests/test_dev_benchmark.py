@@ -222,3 +222,12 @@ def test_full_repos_maps_targets_and_reports_files_that_differ(tmp_path):
     out = load(tmp_path / "out" / "p.json")[0]
     assert out["relevant"] == [{"path": "pkg/lib/same.rb", "start_line": 1, "end_line": 1}]
     assert out["secondary"][1:] == ["pkg/lib/only_path.rb", "pkg/lib/gone.rb"]
+
+
+def test_full_repos_clone_failure_is_one_line(tmp_path):
+    fr = _full_repos()
+    project = fr.parse_row("p  owner/p  v1.0.0")
+    with pytest.raises(SystemExit) as exc:
+        fr.clone(project, tmp_path, str(tmp_path / "missing" / "{name}"))
+    assert str(exc.value).startswith("full_repos: could not clone ")
+    assert "check --url" in str(exc.value)
