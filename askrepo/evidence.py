@@ -974,14 +974,33 @@ def lead_candidate(
     return best_first(scores)[0]
 
 
+# Words that qualify a question, not its topic: the card never says the code lacks them ("The
+# words around, actual occur nowhere in the indexed files" told the reader nothing).
+FILLER_WORDS = frozenset(
+    """
+    actual actually around really basically generally currently usually typically exactly
+    specific specifically certain certainly various overall whole entire given possible possibly
+    somewhere anywhere everywhere something anything everything someone anyone thing things
+    stuff likely maybe perhaps instead either neither another whatever whenever wherever however
+    therefore thus also still already always never often sometimes just simply mostly mainly
+    rather quite pretty correctly properly
+    """.split()
+)
+
+
 def words_for(question: str, stems: set[str], limit: int = 4) -> list[str]:
-    """The question's own words (4+ letters) whose stems are in ``stems``, in order.
+    """The question's own words (4+ letters) whose stems are in ``stems``, in order, without
+    the FILLER_WORDS that qualify a question rather than name what it is about.
 
     >>> words_for("Where does Click load defaults from a YAML file?", {"yaml"})
+    ['YAML']
+    >>> words_for("Where is the actual YAML loaded around here?", {"actual", "yaml", "around"})
     ['YAML']
     """
     out: list[str] = []
     for tok in re.findall(r"[A-Za-z][A-Za-z0-9]*", question):
+        if tok.lower() in FILLER_WORDS:
+            continue
         if len(tok) >= 4 and stem(tok) in stems and tok not in out:
             out.append(tok)
     return out[:limit]

@@ -1200,3 +1200,12 @@ def test_the_card_ends_with_the_retrieved_definitions_it_does_not_cite():
     for q in ("ServiceBuilder.retry", "where is ServiceBuilder.retry defined?"):
         card = evidence_card(q, hits)
         assert all(s.role != "see_also" for s in card.sources) and "See also" not in card.text
+
+
+def test_card_does_not_say_the_code_lacks_filler_words():
+    """Words that qualify the question ("actually", "around") are not what it asks about: the
+    card names only the topic words no retrieved code mentions."""
+    hits = [hit(1, "src/click/core.py", 727, LOOKUP, "Context.lookup_default", "method")]
+    card = evidence_card("Where are YAML defaults actually loaded around startup?", hits)
+    assert card.missing == ["YAML", "loaded", "startup"]
+    assert "actually" not in card.text.split("\n")[0]
