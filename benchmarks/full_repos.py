@@ -173,6 +173,12 @@ def main() -> None:
     corpora = Path(os.path.expandvars(os.environ.get("ASKREPO_CORPORA", "/work/.corpora"))) / "dev"
     root = args.root.resolve()
     chosen = [p for p in PROJECTS if args.only is None or p["project"] in args.only]
+    for p in chosen:
+        if not (corpora / p["project"]).is_dir():
+            sys.exit(
+                f"full_repos: no corpus {corpora / p['project']} — run "
+                "benchmarks/fetch_dev_corpora.sh first (or set ASKREPO_CORPORA)"
+            )
     failed = False
     for sub, out in (("", args.out), ("short", args.out / "short")):
         manifest = json.loads((EVAL / sub / "manifest.json").read_text(encoding="utf-8"))

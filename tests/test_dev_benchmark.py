@@ -231,3 +231,16 @@ def test_full_repos_clone_failure_is_one_line(tmp_path):
         fr.clone(project, tmp_path, str(tmp_path / "missing" / "{name}"))
     assert str(exc.value).startswith("full_repos: could not clone ")
     assert "check --url" in str(exc.value)
+
+
+def test_full_repos_without_the_corpora_is_one_line(tmp_path, monkeypatch):
+    """Run before ``fetch_dev_corpora.sh``: a one-line error saying so, not a traceback."""
+    fr = _full_repos()
+    monkeypatch.setenv("ASKREPO_CORPORA", str(tmp_path / "none"))
+    argv = ["full_repos.py", "--root", str(tmp_path / "full"), "-o", str(tmp_path / "out")]
+    monkeypatch.setattr("sys.argv", [*argv, "--only", "axios"])
+    with pytest.raises(SystemExit) as exc:
+        fr.main()
+    assert str(exc.value).startswith("full_repos: no corpus ")
+    assert "fetch_dev_corpora.sh" in str(exc.value)
+    assert not (tmp_path / "out").exists()
