@@ -40,8 +40,9 @@ EVAL = Path(__file__).resolve().parents[1] / "eval" / "dev"
 # project (eval/dev/<project>.json), GitHub repository, tag, then options: dir= the checkout's
 # directory under ROOT (default: the project), prefix= what the repository puts before every
 # corpus path, strip= a corpus prefix the repository does not have, overlay= corpus paths
-# copied over the checkout. Brotli 1.2.1 (PyPI) and c-ares 1.34.9 (bundled in pycares 5.2.1)
-# are not tagged: the nearest tag, with their sources over it.
+# copied over the checkout (at their mapped paths). Brotli 1.2.1 (PyPI) and c-ares 1.34.9
+# (bundled in pycares 5.2.1) are not tagged, nor marshmallow 3.26.1 and mobx 7.1.3 in the
+# snapshots used here: the nearest tag, with their sources over it.
 TABLE = """
 axios              axios/axios                     v1.7.9
 rich               Textualize/rich                 v13.9.4
@@ -68,6 +69,8 @@ penlight           lunarmodules/Penlight           1.13.1
 rn-ble-plx         dotintent/react-native-ble-plx  v3.5.1            prefix=android/src/main/
 brotli             google/brotli                   v1.2.0            overlay=c
 c-ares             c-ares/c-ares                   v1.34.8           overlay=src/lib,include
+marshmallow        marshmallow-code/marshmallow    3.23.0   prefix=src/  overlay=marshmallow
+mobx               mobxjs/mobx                     mobx@7.0.3  prefix=packages/mobx/  overlay=src
 """
 
 
@@ -128,7 +131,8 @@ def clone(p: dict, root: Path, url: str) -> None:
 
 def overlay(p: dict, root: Path, corpora: Path) -> None:
     for sub in p.get("overlay", []):
-        src, dst = corpora / p["project"] / sub, root / p["dir"] / sub
+        rules = [tuple(r) for r in p.get("map", [])]
+        src, dst = corpora / p["project"] / sub, root / p["dir"] / map_path(sub, rules)
         if not src.exists():
             sys.exit(f"full_repos: {src} missing — run benchmarks/fetch_dev_corpora.sh first")
         shutil.rmtree(dst, ignore_errors=True)

@@ -244,3 +244,17 @@ def test_full_repos_without_the_corpora_is_one_line(tmp_path, monkeypatch):
     assert str(exc.value).startswith("full_repos: no corpus ")
     assert "fetch_dev_corpora.sh" in str(exc.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_full_repos_overlays_corpus_files_at_their_mapped_paths(tmp_path):
+    """A newer corpus over an older tag: ``marshmallow/`` of the corpus replaces
+    ``src/marshmallow/`` of the checkout, files the newer version dropped included."""
+    fr = _full_repos()
+    corpora, root = tmp_path / "corpora", tmp_path / "full"
+    (corpora / "m" / "marshmallow").mkdir(parents=True)
+    (corpora / "m" / "marshmallow" / "new.py").write_text("new\n")
+    (root / "m" / "src" / "marshmallow").mkdir(parents=True)
+    (root / "m" / "src" / "marshmallow" / "old.py").write_text("old\n")
+    fr.overlay(fr.parse_row("m  o/m  3.23.0  prefix=src/  overlay=marshmallow"), root, corpora)
+    assert sorted(p.name for p in (root / "m" / "src" / "marshmallow").iterdir()) == ["new.py"]
+    assert not (root / "m" / "marshmallow").exists()
