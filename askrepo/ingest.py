@@ -466,7 +466,20 @@ DOC_NAMES = frozenset(
         "maintainers",
     }
 )
-DOC_DIRS = frozenset({"docs", "doc"})
+DOC_DIRS = frozenset({"docs", "doc", "documentation"})
+
+
+def is_doc_dir(name: str) -> bool:
+    """A directory of documentation: ``docs``, ``doc``, ``documentation``, or a name that starts
+    with one of them (``docs_src``, ``doc-examples``, ``docs_app``; not ``docker`` or
+    ``doctest``).
+
+    >>> [is_doc_dir(d) for d in ("docs", "_docs", "docs_src", "docker", "doctest", "adoc")]
+    [True, True, True, False, False, False]
+    """
+    return re.split(r"[_\-.]+", name.lower().lstrip("_"), maxsplit=1)[0] in DOC_DIRS
+
+
 CONFIG_LANGUAGES = frozenset(
     {
         "json",
@@ -680,8 +693,9 @@ def classify(path: str, language: str | None) -> str:
        ``FooTests.cs``, ``*_spec.rb``, ``conftest.py``, a Rust or Zig ``test.rs`` /
        ``tests.rs`` module, Django's ``tests.py`` ...).
     2. doc: markdown/rst/org/latex, ``.txt``/``.adoc``, README/CHANGELOG/LICENSE-like names,
-       and anything under a ``docs/`` or ``doc/`` directory that is not code (code examples
-       there stay code).
+       and anything under a documentation directory (``is_doc_dir``: ``docs/``, ``doc/``,
+       ``docs_src/``, ``docs_app/`` …), code included: the docs' example programs, their
+       site's scripts and assets, ``conf.py``. A question about the docs brings them back.
     3. config: data and build files (json, yaml, toml, ini, xml, Dockerfile, Makefile, CMake,
        Bazel, go.mod, requirements.txt, terraform, ``.env.example``, dotfiles like
        ``.gitignore``), and everything under ``.github/`` and other CI directories.
@@ -706,9 +720,8 @@ def classify(path: str, language: str | None) -> str:
         return DOC
     if base in DOC_NAMES and (language is None or not ext):
         return DOC  # README, LICENSE-MIT, NOTICE (but not license.py)
-    is_code = language is not None and language not in CONFIG_LANGUAGES
-    if DOC_DIRS.intersection(dirs) and (not is_code or language in ("html", "css", "scss")):
-        return DOC
+    if any(is_doc_dir(d) for d in dirs):
+        return DOC  # code included: the docs' examples, site, assets and build scripts
     if (
         language in CONFIG_LANGUAGES
         or ext in CONFIG_EXTS

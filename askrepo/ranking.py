@@ -102,6 +102,7 @@ from typing import Any
 
 from .datatypes import CODE, CONFIG, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
 from .identifiers import split_identifier, stem
+from .ingest import is_doc_dir
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
 
 STAGES = (
@@ -672,13 +673,6 @@ _BARREL_LINE = re.compile(
 _DOC_QUERY_WORDS = frozenset(
     "doc docs documentation documented tutorial tutorials example examples sample".split()
 )
-_DOC_DIR_WORDS = frozenset({"doc", "docs", "documentation"})
-
-
-def is_doc_dir(name: str) -> bool:
-    """A directory of documentation: ``docs``, ``doc``, or a name that starts with one of them
-    (``docs_src``, ``doc-examples``, ``docs_snippets``; not ``docker`` or ``doctest``)."""
-    return re.split(r"[_\-.]+", name.lower().lstrip("_"), maxsplit=1)[0] in _DOC_DIR_WORDS
 
 
 def is_barrel(text: str) -> bool:

@@ -784,8 +784,15 @@ def test_extension_wins_over_shebang():
         ("docs/_static/custom.css", "doc"),
         ("doc/diagram.puml", "doc"),
         ("docs/mkdocs.yml", "doc"),
-        ("docs/examples/quickstart.py", "code"),
-        ("docs/conf.py", "code"),
+        ("docs/examples/quickstart.py", "doc"),  # code under a docs directory is docs
+        ("docs/conf.py", "doc"),
+        ("docs_src/dependencies/tutorial008.py", "doc"),  # FastAPI-style example programs
+        ("docs_app/src/app/app.component.ts", "doc"),  # rxjs's documentation site
+        ("docs/assets/javascripts/codemirror.js", "doc"),
+        ("tokio/src/doc/os.rs", "doc"),
+        ("docker/entrypoint.py", "code"),
+        ("src/doctest/runner.py", "code"),
+        ("src/docs.go", "code"),
         ("pyproject.toml", "config"),
         ("package.json", "config"),
         ("config/app.yaml", "config"),
