@@ -469,15 +469,27 @@ DOC_NAMES = frozenset(
 DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 
 
-def is_doc_dir(name: str) -> bool:
-    """A directory of documentation: ``docs``, ``doc``, ``documentation``, or a name that starts
-    with one of them (``docs_src``, ``doc-examples``, ``docs_app``; not ``docker`` or
-    ``doctest``).
-
-    >>> [is_doc_dir(d) for d in ("docs", "_docs", "docs_src", "docker", "doctest", "adoc")]
-    [True, True, True, False, False, False]
+# what may follow "docs" in the name of a documentation directory (``docs_src``, ``doc-examples``)
+_DOC_DIR_SUFFIXES = frozenset(
     """
-    return re.split(r"[_\-.]+", name.lower().lstrip("_"), maxsplit=1)[0] in DOC_DIRS
+    src source sources app site website assets static content code snippets example examples
+    sample samples demo demos build
+    """.split()
+)
+
+
+def is_doc_dir(name: str) -> bool:
+    """A directory of documentation: ``docs``, ``doc``, ``documentation``, or one of them
+    followed by what the docs hold (``docs_src``, ``doc-examples``, ``docs_app``); not
+    ``docker``, ``doctest``, nor a package named for what it does with docs (``doc_builder``).
+
+    >>> [is_doc_dir(d) for d in ("docs", "_docs", "docs_src", "Doc-Examples", "docs.app")]
+    [True, True, True, True, True]
+    >>> [is_doc_dir(d) for d in ("docker", "doctest", "adoc", "doc_builder", "docs_tools")]
+    [False, False, False, False, False]
+    """
+    words = re.split(r"[_\-.]+", name.lower().strip("_"))
+    return words[0] in DOC_DIRS and all(w in _DOC_DIR_SUFFIXES for w in words[1:])
 
 
 CONFIG_LANGUAGES = frozenset(
