@@ -982,7 +982,7 @@ FILLER_WORDS = frozenset(
     specific specifically certain certainly various overall whole entire given possible possibly
     somewhere anywhere everywhere something anything everything someone anyone thing things
     stuff likely maybe perhaps instead either neither another whatever whenever wherever however
-    therefore thus also still already always never often sometimes just simply mostly mainly
+    therefore thus still already always never often sometimes simply mostly mainly
     rather quite pretty correctly properly
     """.split()
 )

@@ -473,7 +473,7 @@ DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 _DOC_DIR_SUFFIXES = frozenset(
     """
     src source sources app site website assets static content code snippets example examples
-    sample samples demo demos build
+    sample samples demo demos build topics guide guides pages tutorial tutorials
     """.split()
 )
 
@@ -483,7 +483,7 @@ def is_doc_dir(name: str) -> bool:
     followed by what the docs hold (``docs_src``, ``doc-examples``, ``docs_app``); not
     ``docker``, ``doctest``, nor a package named for what it does with docs (``doc_builder``).
 
-    >>> [is_doc_dir(d) for d in ("docs", "_docs", "docs_src", "Doc-Examples", "docs.app")]
+    >>> [is_doc_dir(d) for d in ("docs", "_docs", "docs_src", "Doc-Examples", "docs_topics")]
     [True, True, True, True, True]
     >>> [is_doc_dir(d) for d in ("docker", "doctest", "adoc", "doc_builder", "docs_tools")]
     [False, False, False, False, False]

@@ -130,8 +130,8 @@ def clone(p: dict, root: Path, url: str) -> None:
 
 
 def overlay(p: dict, root: Path, corpora: Path) -> None:
+    rules = [tuple(r) for r in p.get("map", [])]
     for sub in p.get("overlay", []):
-        rules = [tuple(r) for r in p.get("map", [])]
         src, dst = corpora / p["project"] / sub, root / p["dir"] / map_path(sub, rules)
         if not src.exists():
             sys.exit(f"full_repos: {src} missing — run benchmarks/fetch_dev_corpora.sh first")
