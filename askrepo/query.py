@@ -69,6 +69,10 @@ _FILE = re.compile(
     r"(?=[\s:,;)\]\"'`?!]|\.(?:\s|$)|$)"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+# A stack frame of a pasted trace: Python's `File "…", line N, in f` (anywhere in the line: a
+# log's timestamp or a quote marker may come first), or a line that starts with an `at …` frame
+# naming a file and line (JavaScript, Java, C#, Rust backtraces)
+_FRAME_LINE = re.compile(r'^(?:.*?\bFile "[^"\n]+", line \d+|[ \t]*at\s.*?\.\w{1,5}:\d+).*$', re.M)
 
 _TEST_WORDS = re.compile(
     r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
@@ -201,6 +205,9 @@ class Query:
     prose_fts: str = ""
     # a symbol query's kind word: "struct ares_query" -> TYPE_HINT, "fn main" -> FUNCTION_HINT
     kind_hint: str | None = None
+    # a pasted trace's file names that occur only in its stack frames (``frame_files``): where
+    # the error passed on its way up, not where the report points (the ``frames`` stage)
+    frame_files: tuple[str, ...] = ()
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -236,6 +243,23 @@ def quoted_message_spans(query: str) -> list[tuple[int, int]]:
         if text and " " in text.strip() and not _IDENT_ONLY.fullmatch(text.strip()):
             out.append(m.span())
     return out
+
+
+def frame_files(text: str, files: list[str] | tuple[str, ...]) -> list[str]:
+    r"""The names among ``files`` (``file_names(text)``) that a pasted trace gives only on its
+    stack-frame lines: Python's ``File "…", line N``, or an ``at …`` frame with a file and line.
+    A name the reporter also writes elsewhere (prose, a log line) is not one of them.
+
+    >>> frame_files('Bug in loaders.py\n  File "/v/jinja2/environment.py", line 9, in render\n'
+    ...             '  File "/v/jinja2/loaders.py", line 3, in get',
+    ...             ["loaders.py", "/v/jinja2/environment.py", "/v/jinja2/loaders.py"])
+    ['/v/jinja2/environment.py', '/v/jinja2/loaders.py']
+    >>> frame_files("    at Axios.request (/app/node_modules/axios/lib/core/Axios.js:45:12)",
+    ...             ["/app/node_modules/axios/lib/core/Axios.js"])
+    ['/app/node_modules/axios/lib/core/Axios.js']
+    """
+    elsewhere = set(file_names(_FRAME_LINE.sub("", text)))
+    return [f for f in files if f not in elsewhere]
 
 
 def file_names(query: str) -> list[str]:
@@ -539,6 +563,7 @@ def parse_query(text: str) -> Query:
         prose=prose,
         prose_fts=prose_fts,
         kind_hint=kind_hint(text) if kind == SYMBOL else None,
+        frame_files=tuple(frame_files(text, files)) if kind == TRACE else (),
     )
 
 

@@ -85,6 +85,12 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   (a second search with tests in scope) vote for the files they test, by name
   (``files.vote_by_tests``: ``test_network_auth.py`` for ``network/auth.py``).
 
+* ``frames``: the files a pasted report names join the fusion as one more list (weight
+  ``fusion_weights``' named files), except those it names only in a stack trace's frames
+  (``named_files``; ``Query.frame_files``): a trace shows where an error passed — the entry
+  point the reporter called (``environment.py``'s ``render``), the command runner — far more
+  often than the file to change.
+
 Candidates are ``Hit`` objects (anything with ``path``, ``kind``, ``symbol``, ``text``,
 ``score``); the functions return new lists and never mutate their input.
 """
@@ -130,6 +136,7 @@ STAGES = (
     "members",
     "evidence",
     "testvotes",
+    "frames",
 )
 
 # Chunk kinds that are not definitions (line windows of code, plain text, doc sections).
@@ -239,6 +246,21 @@ def list_depth(q: Query, n: int, side: str, enabled: bool = True) -> int:
 
 def _path_parts(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+
+
+def named_files(q: Query, frames: bool = True) -> tuple[str, ...]:
+    """The file names of ``q`` whose files join the fusion as a list of their own: all of them,
+    or (``frames``, the stage on) not those a pasted trace gives only in its stack frames.
+
+    >>> from askrepo.query import parse_query
+    >>> q = parse_query('Crash in loaders.py\\n\\nTraceback (most recent call last):\\n'
+    ...                 '  File "/v/jinja2/environment.py", line 9, in render\\n    x()\\n')
+    >>> named_files(q), named_files(q, frames=False)
+    (('loaders.py',), ('loaders.py', '/v/jinja2/environment.py'))
+    """
+    if not frames or not q.frame_files:
+        return q.file_names
+    return tuple(f for f in q.file_names if f not in q.frame_files)
 
 
 def named_paths(named: str, paths: Iterable[str]) -> list[str]:

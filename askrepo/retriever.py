@@ -482,10 +482,11 @@ class Retriever:
             if unpinned:
                 users = [c for c in order if mentions_any(chunks[c].text, unpinned)]
                 extra.append((users, w_mention))
-            # files named in a pasted trace or issue
-            if w_file and q.file_names:
+            # files named in a pasted trace or issue (not those only its stack frames name)
+            named_files = ranking.named_files(q, "frames" not in off)
+            if w_file and named_files:
                 have = {chunks[c].path for c in order}
-                files = {p for f in q.file_names for p in ranking.named_paths(f, have)}
+                files = {p for f in named_files for p in ranking.named_paths(f, have)}
                 named = [c for c in order if chunks[c].path in files]
                 extra.append((named, w_file))
             extra = [(ids, w) for ids, w in extra if ids]

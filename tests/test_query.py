@@ -11,6 +11,7 @@ from askrepo.query import (
     bare_symbol,
     content_words,
     file_names,
+    frame_files,
     is_trace,
     parse_query,
     question_scope,
@@ -84,6 +85,34 @@ def test_file_names_of_a_trace_with_absolute_paths():
         "/home/u/.venv/lib/python3.12/site-packages/click/core.py",
         "C:/Users/u/app/cli.py",
     ]
+
+
+def test_frame_files_are_the_names_only_stack_frames_give():
+    trace = (
+        "Crash when the cache is shared; I think loaders.py is wrong\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app.py", line 12, in <module>\n'
+        "    env.render('page.html')\n"
+        '  File "/venv/site-packages/jinja2/environment.py", line 9, in render\n'
+        '14:16:36  > File "/venv/site-packages/jinja2/loaders.py", line 3, in load\n'
+        "    at Axios.request (/app/lib/core/Axios.js:45:12)\n"
+        "\tat com.example.Cache.read(Cache.java:88)\n"
+        "EOFError: marshal data too short (see /srv/app.py for the call)\n"
+    )
+    q = parse_query(trace)
+    assert q.kind == "trace"
+    # loaders.py is named in the prose too, app.py on the error line, page.html in a line of
+    # code: they stay named
+    assert q.frame_files == (
+        "/venv/site-packages/jinja2/environment.py",
+        "/venv/site-packages/jinja2/loaders.py",
+        "/app/lib/core/Axios.js",
+        "Cache.java",
+    )
+    assert set(q.file_names) - set(q.frame_files) == {"loaders.py", "/srv/app.py", "page.html"}
+    # the same function on any list of names; a question is not a trace: no frames
+    assert frame_files(trace, ["loaders.py", "Cache.java"]) == ["Cache.java"]
+    assert parse_query('Why does File "a.py", line 3 fail in b.py?').frame_files == ()
 
 
 def test_file_names_and_words():

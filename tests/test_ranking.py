@@ -1283,6 +1283,24 @@ def test_named_paths_one_file(named, path, expected):
     assert (ranking.named_paths(named, [path]) == [path]) is expected
 
 
+def test_named_files_leave_out_what_only_the_frames_name():
+    report = (
+        "Bytecode cache broken, see bccache.py\n\nTraceback (most recent call last):\n"
+        '  File "/v/tmpl/environment.py", line 5, in __call__\n'
+        '  File "/v/tmpl/bccache.py", line 9, in load_bytecode\n'
+        "EOFError: marshal data too short\n"
+    )
+    q = parse_query(report)
+    assert q.file_names == ("bccache.py", "/v/tmpl/environment.py", "/v/tmpl/bccache.py")
+    # the stage on: the frames' files are out (bccache.py stays: the prose names it)
+    assert ranking.named_files(q) == ("bccache.py",)
+    # off (-frames): every name, as before the stage
+    assert ranking.named_files(q, frames=False) == q.file_names
+    # a question has no frames: its names are all named files
+    q = parse_query("what does environment.py do with bccache.py?")
+    assert ranking.named_files(q) == ("environment.py", "bccache.py")
+
+
 def test_named_paths_prefers_the_longest_agreement():
     paths = ["packages/a/src/index.ts", "packages/b/src/index.ts", "src/index.ts", "index.ts"]
     # every file of that name; then those agreeing on more trailing parts

@@ -1237,3 +1237,52 @@ def test_the_tail_follows_the_score_below_the_spread_head(retriever, monkeypatch
     monkeypatch.setattr(Retriever, "search", spy)
     retriever.search_files(q, SearchOptions(k=3))
     assert "tail" in seen[0]
+
+
+def test_a_trace_s_frames_do_not_name_the_file_to_change(tmp_path):
+    """A pasted trace runs through the entry point the reporter called (here the
+    environment's ``__call__``) on its way to the error, while the report's words point at the
+    bytecode cache. The files only the frames name do not join the fusion as named files (the
+    `frames` stage); with the stage off, the entry point comes first — as jinja's
+    `environment.py` did in 12 of its 36 reports."""
+    root = tmp_path / "repo"
+    (root / "tmpl").mkdir(parents=True)
+    (root / "tmpl" / "environment.py").write_text(
+        "class Environment:\n"
+        '    """The central object: configuration, globals, and the loader of templates."""\n\n'
+        "    def __call__(self, name, **context):\n"
+        '        """Render the named template with the given context variables."""\n'
+        "        return self.loader.load(self, name).render(context)\n"
+    )
+    (root / "tmpl" / "bccache.py").write_text(
+        "import marshal\n\n\n"
+        "class FileSystemBytecodeCache:\n"
+        '    """Keeps compiled template bytecode in files of a cache directory."""\n\n'
+        "    def load_bytecode(self, bucket):\n"
+        '        """Read a bucket\'s cached bytecode file."""\n'
+        "        with open(self.path(bucket), 'rb') as f:\n"
+        "            bucket.code = marshal.load(f)\n\n"
+        "    def dump_bytecode(self, bucket):\n"
+        '        """Write the bucket\'s bytecode file in place, not atomically."""\n'
+        "        with open(self.path(bucket), 'wb') as f:\n"
+        "            marshal.dump(bucket.code, f)\n"
+    )
+    write_unrelated(root / "tmpl", ("config", "paths", "logging_setup"))
+    report = (
+        "Bytecode cache file read while partially written by another process\n\n"
+        "With several processes sharing one cache directory, a reader can load a partially "
+        "written bytecode cache file:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app.py", line 12, in <module>\n'
+        '  File "/venv/site-packages/tmpl/environment.py", line 5, in __call__\n'
+        '  File "/venv/site-packages/tmpl/environment.py", line 5, in __call__\n'
+        "EOFError: marshal data too short\n"
+    )
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        plain = [f.path for f in retriever.search_files(report, SearchOptions(k=5)).files]
+        off = SearchOptions(k=5, disabled=("frames",))
+        without = [f.path for f in retriever.search_files(report, off).files]
+    assert plain[0] == "tmpl/bccache.py"
+    assert without[0] == "tmpl/environment.py"
