@@ -84,7 +84,6 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
 * ``testvotes``: file ranking only (``search --files``): the test chunks that match the query
   (a second search with tests in scope) vote for the files they test, by name
   (``files.vote_by_tests``: ``test_network_auth.py`` for ``network/auth.py``).
-
 * ``frames``: the files a pasted report names join the fusion as one more list (weight
   ``fusion_weights``' named files), except those it names only in a stack trace's frames
   (``named_files``; ``Query.frame_files``): a trace shows where an error passed — the entry
