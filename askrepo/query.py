@@ -54,8 +54,12 @@ _HINTS = {
 _BARE = re.compile(
     r"`?\\?([A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#|\\)[A-Za-z_$][A-Za-z0-9_$]*)*)(\(\))?`?"
 )
+# a Python traceback's frame, and a file name with a line number ("decoder.go:123"): shared by
+# _TRACE_LINE (is this a trace?) and _FRAME_LINE (which lines are its frames?)
+_PY_FRAME = r'File "[^"\n]+", line \d+'
+_FILE_LINE = r"\.\w{1,5}:\d+"
 _TRACE_LINE = re.compile(
-    r'File "[^"\n]+", line \d+|^\s+at [\w$.<>]+\(|\.\w{1,5}:\d+(?::\d+)?\b|'
+    _PY_FRAME + r"|^\s+at [\w$.<>]+\(|" + _FILE_LINE + r"(?::\d+)?\b|"
     r"^Traceback \(most recent|^panic:|^goroutine \d+|^\s*thread '.*' panicked|Exception in thread",
     re.M,
 )
@@ -72,7 +76,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 # A stack frame of a pasted trace: Python's `File "…", line N, in f` (anywhere in the line: a
 # log's timestamp or a quote marker may come first), or a line that starts with an `at …` frame
 # naming a file and line (JavaScript, Java, C#, Rust backtraces)
-_FRAME_LINE = re.compile(r'^(?:.*?\bFile "[^"\n]+", line \d+|[ \t]*at\s.*?\.\w{1,5}:\d+).*$', re.M)
+_FRAME_LINE = re.compile(rf"^(?:.*?\b{_PY_FRAME}|[ \t]*at\s.*?{_FILE_LINE}).*$", re.M)
 
 _TEST_WORDS = re.compile(
     r"\b(tests?|tested|testing|unit ?tests?|spec|specs|fixtures?|pytest|unittest|mocks?|"
