@@ -258,4 +258,35 @@ if want expo-file-system; then  # android/src/main/java of the npm tarball -> ko
     src=$(npm_pack expo-file-system@58.0.16)
     copy expo-file-system "$src/android/src/main" java kotlin
 fi
+if want hiredis; then  # the hiredis C client bundled in the Python binding's sdist -> src/
+    fresh hiredis
+    src=$(pypi_sdist hiredis==3.5.0)
+    copy hiredis "$src/vendor" hiredis src
+fi
+if want cereal; then  # header-only: /usr/include/cereal -> include/cereal (rapidxml bundled under external/)
+    fresh cereal
+    src=$(deb libcereal-dev=1.3.2+dfsg-4)
+    copy cereal "$src/usr" include/cereal
+fi
+if want liquid; then
+    fresh liquid
+    src=$(deb ruby-liquid=5.4.0-3)
+    copy liquid "$src/usr/share/rubygems-integration/all/gems/liquid-5.4.0" lib
+fi
+if want bytes; then
+    fresh bytes
+    src=$(deb librust-bytes-dev=1.2.1-1)
+    copy bytes "$src/usr/share/cargo/registry/bytes-1.2.1" src
+    copy bytes "$src/usr/share/cargo/registry/bytes-1.2.1" Cargo.toml
+fi
+if want immer; then  # src/ of the npm tarball: immer's TypeScript sources, no dist/
+    fresh immer
+    src=$(npm_pack immer@10.1.1)
+    copy immer "$src" src
+fi
+if want rn-maps; then  # android/src/main/java of the npm tarball -> java/ (all Java)
+    fresh rn-maps
+    src=$(npm_pack react-native-maps@1.18.0)
+    copy rn-maps "$src/android/src/main" java
+fi
 echo "corpora in $ROOT" >&2
