@@ -13,10 +13,10 @@ Which files (see ``docs/ingest.md`` for the user-facing version):
   top, in both modes.
 * Then files are skipped, and counted by reason: ``symlink`` (never followed), ``vendored``
   (one entry per directory such as ``node_modules/``), ``secret`` (see ``askrepo.secrets``),
-  ``generated`` (lock files, minified or protobuf output, a line longer than 5,000 characters,
-  or Go's "Code generated ... DO NOT EDIT." header), ``binary`` (a known non-text extension or
-  a NUL byte in the first 8 KiB), ``too_large`` and ``unreadable``. Ignored files are not
-  counted.
+  ``generated`` (lock files, minified or protobuf output — lines longer than 5,000 characters
+  holding half the file's first 64 KiB — or Go's "Code generated ... DO NOT EDIT." header),
+  ``binary`` (a known non-text extension or a NUL byte in the first 8 KiB), ``too_large`` and
+  ``unreadable``. Ignored files are not counted.
 
 Symbolic links are never followed and nothing outside the root is ever opened.
 """
@@ -1111,16 +1111,19 @@ def _read_bytes(full: str, max_bytes: int | None = None) -> bytes | None:
 
 
 def _looks_generated(data: bytes) -> bool:
-    """Minified (a line over 5,000 chars in the first 64 KiB) or marked as generated."""
+    """Minified (lines over 5,000 chars hold at least half of the first 64 KiB) or marked as
+    generated. A hand-written file with one long data line (hiredis's ``ffc.h``: a 25,578-byte
+    table on line 678 of 3,000) is code: its definitions stay searchable."""
     head = data[:MINIFIED_SNIFF_BYTES]
     if len(head) > MINIFIED_LINE_CHARS:
-        longest = max(map(len, head.split(b"\n")))
         # count characters, not bytes, for lines that are long only in bytes (e.g. CJK text)
-        if longest > MINIFIED_LINE_CHARS and any(
-            len(line.decode("utf-8", "replace")) > MINIFIED_LINE_CHARS
+        long_chars = sum(
+            n
             for line in head.split(b"\n")
             if len(line) > MINIFIED_LINE_CHARS
-        ):
+            and (n := len(line.decode("utf-8", "replace"))) > MINIFIED_LINE_CHARS
+        )
+        if long_chars and long_chars * 2 >= len(head.decode("utf-8", "replace")):
             return True
     return _GO_GENERATED.search(data[:2048]) is not None
 

@@ -610,6 +610,17 @@ def test_minified_heuristic_counts_characters_not_bytes(tmp_path):
     assert result.skipped_paths == {"generated": ["m.js"]}
 
 
+def test_one_long_data_line_does_not_make_a_source_file_minified(tmp_path):
+    # hiredis's ffc.h: 3,000 lines of C with one 25,578-character table line
+    code = "".join(f"int f{i}(void) {{ return {i}; }}\n" for i in range(1500))
+    table = "static const unsigned long long T[] = {" + "0x1234567890abcdef, " * 1300 + "};\n"
+    bundle = "/* license */\n" + "var a=1;" * 4000 + "\n"  # a header line, then one long line
+    root = write(tmp_path / "repo", {"ffc.h": code + table + code, "bundle.js": bundle})
+    result = walk(root)
+    assert set(kept(result)) == {"ffc.h"}
+    assert result.skipped_paths == {"generated": ["bundle.js"]}
+
+
 # --- languages and classes -----------------------------------------------------------------------
 
 
