@@ -649,7 +649,7 @@ _LEGACY_DIRS = (
     frozenset(
         """
         v1 compat legacy deprecated vendor vendored third_party thirdparty third-party 3rdparty
-        bundled single_include
+        bundled single_include external extern deps
         """.split()
     )
     | _EXAMPLE_WORDS
@@ -779,7 +779,9 @@ def path_prior(path: str, text: str, q: Query) -> float:
     """Demotion factor of a candidate's path (1 = none).
 
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor(ed), third_party
-    (third-party, 3rdparty), bundled, single_include, example(s), sample(s), demo(s) (also as
+    (third-party, 3rdparty), bundled, external, extern, deps (C and C++ projects keep the
+    libraries they bundle there: cereal's ``external/rapidxml``, redis's ``deps/``),
+    single_include, example(s), sample(s), demo(s) (also as
     the first or last word of a name: ``example-expo/``, ``basic_demo/``; leading ``_``
     ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
     benchmarks; else PRIOR_DOC_CODE for code under a documentation directory (``is_doc_dir``:

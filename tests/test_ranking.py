@@ -105,12 +105,21 @@ def test_vendored_copies_and_declaration_stubs_yield():
         "include/spdlog/fmt/bundled/chrono.h",
         "src/third-party/json.hpp",
         "lib/3rdparty/zlib/inflate.c",
+        "include/cereal/external/rapidxml/rapidxml.hpp",  # first for an XML question (s. 39)
+        "extern/pybind11/include/pybind11/cast.h",
+        "deps/hiredis/sds.c",
     ):
         assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
     for path in ("index.d.cts", "types/index.d.mts", "pkg/_core.pyi", "types/index.d.ts"):
         assert ranking.path_prior(path, "", q) == ranking.PRIOR_REEXPORT, path
     # the code itself, and names that only contain the words, keep their place
-    for path in ("include/spdlog/details/backtracer.h", "lib/bundler.js", "src/dts.ts"):
+    for path in (
+        "include/spdlog/details/backtracer.h",
+        "lib/bundler.js",
+        "src/dts.ts",
+        "src/externals.rs",
+        "pkg/deps.py",
+    ):
         assert ranking.path_prior(path, "", q) == 1.0, path
 
 
