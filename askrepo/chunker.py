@@ -67,7 +67,12 @@ from askrepo.lines import split_lines
 # C++ declarations, ...).
 # 5: a name escaped in backticks (Swift / Kotlin / Scala ``func `set`()``) is stored without
 # them; vectors of chunks whose embedded text is unchanged are reused, not recomputed.
-CHUNKER_VERSION = "5"
+# 6: a Rust trait's required methods are chunks of their own (``Buf.chunk``) and an impl for a
+# reference or slice qualifies its methods (``impl Buf for &[u8]`` -> ``[u8].chunk``); in
+# JavaScript / TypeScript a function set on an object (``res.send = function``,
+# ``Foo.prototype.bar = …``) or in an object of functions (``const traps = { get() {} }``) is
+# qualified by it.
+CHUNKER_VERSION = "6"
 
 _SIGNATURE_MAX = 200
 _MAX_ATTACHED = 100  # longer comment runs above a definition are left to window chunks

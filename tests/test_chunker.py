@@ -277,9 +277,9 @@ def test_javascript_golden():
         (16, 17, "class", "Widget"),
         (19, 21, "method", "Widget.onClick"),
         (23, 26, "method", "Widget.render"),  # the class's closing brace is glued on
-        (28, 28, "window", None),
-        (29, 31, "function", "fetch"),
-        (32, 33, "function", "post"),
+        (28, 28, "window", "api"),  # an object of functions qualifies them
+        (29, 31, "function", "api.fetch"),
+        (32, 33, "function", "api.post"),
     ]
     check_invariants(JS, chunks, code=True)
     assert by_symbol(chunks, "add").signature == "const add = (a, b) =>"
@@ -448,6 +448,85 @@ def test_rust_impl_for_a_primitive_qualifies_its_methods():
     """)
     chunks = chunk_text("src/de/impls.rs", text, "rust")
     assert (2, 5, "method", "bool.deserialize") in table(chunks)  # with the closing "}"
+    check_invariants(text, chunks, code=True)
+
+
+def test_rust_trait_required_methods_and_impls_for_references():
+    # bytes's Buf: `Buf::chunk` is the required method's declaration and its docs, not the
+    # `fn chunk` of `impl Buf for &[u8]` (which had no qualifier and answered as bare `chunk`)
+    text = src("""
+        /// Read bytes from a buffer.
+        pub trait Buf {
+            /// Returns the number of bytes.
+            fn remaining(&self) -> usize;
+
+            /// Returns a slice.
+            fn chunk(&self) -> &[u8];
+
+            fn has_remaining(&self) -> bool {
+                self.remaining() > 0
+            }
+        }
+
+        impl Buf for &[u8] {
+            fn chunk(&self) -> &[u8] {
+                self
+            }
+        }
+
+        impl<T: Buf + ?Sized> Buf for &mut T {
+            fn chunk(&self) -> &[u8] {
+                (**self).chunk()
+            }
+        }
+    """)
+    chunks = chunk_text("src/buf.rs", text, "rust")
+    assert table(chunks) == [
+        (1, 2, "class", "Buf"),
+        (3, 4, "method", "Buf.remaining"),
+        (6, 7, "method", "Buf.chunk"),
+        (9, 12, "method", "Buf.has_remaining"),  # the trait's closing brace glued on
+        (14, 14, "window", "[u8]"),
+        (15, 18, "method", "[u8].chunk"),
+        (20, 20, "window", "T"),
+        (21, 24, "method", "T.chunk"),
+    ]
+    check_invariants(text, chunks, code=True)
+    # a foreign function declaration is no trait method: it stays in its window
+    ffi = src("""
+        extern "C" {
+            fn abs(x: i32) -> i32;
+        }
+    """)
+    assert [c.kind for c in chunk_text("src/ffi.rs", ffi, "rust")] == ["window"]
+
+
+def test_javascript_functions_set_on_an_object_are_qualified_by_it():
+    text = src("""
+        res.send = function send(body) {
+          return this;
+        };
+
+        Router.prototype.route = function (path) {
+          return path;
+        };
+
+        exports.handler = function (req) {
+          return req;
+        };
+
+        module.exports.other = () => 1;
+
+        const DEFAULTS = { timeout: 0 };
+    """)
+    chunks = chunk_text("lib/response.js", text, "javascript")
+    assert [(c.kind, c.symbol) for c in chunks if c.kind == "function"] == [
+        ("function", "res.send"),
+        ("function", "Router.route"),
+        ("function", "handler"),  # exports and module.exports qualify nothing
+        ("function", "other"),
+    ]
+    assert chunks[-1].symbol is None  # an object with no function in it is no definition
     check_invariants(text, chunks, code=True)
 
 

@@ -26,6 +26,32 @@
   (assignment_expression
     left: (identifier) @name
     right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+; res.send = function send () {}, Foo.prototype.bar = () => {}: qualified by the object they
+; are set on (res.send, Foo.bar); exports.foo and module.exports.foo stay foo (the pattern above)
+(expression_statement
+  (assignment_expression
+    left: (member_expression object: (identifier) @receiver property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression) (generator_function)])
+  (#not-match? @receiver "^(exports|module)$")) @definition.function
+(expression_statement
+  (assignment_expression
+    left: (member_expression
+      object: (member_expression object: (identifier) @receiver property: (property_identifier) @_proto)
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression) (generator_function)])
+  (#eq? @_proto "prototype")) @definition.function
+; const objectTraps = { get() {}, set: () => {} }: an object of functions qualifies them
+; (objectTraps.get); an object with no function in it is no definition
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object [(method_definition)
+                    (pair value: [(arrow_function) (function_expression) (generator_function)])]))) @definition.namespace
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (object [(method_definition)
+                    (pair value: [(arrow_function) (function_expression) (generator_function)])]))) @definition.namespace
 ; { foo: () => {}, 'bar': function () {} }
 (pair
   key: [(property_identifier) (string (string_fragment))] @name

@@ -17,7 +17,16 @@
     (scoped_type_identifier name: (type_identifier) @name)
     (generic_type type: (scoped_type_identifier name: (type_identifier) @name))
     (primitive_type) @name
+    ; impl Buf for &mut T / &Bytes / &[u8] -> T.chunk, Bytes.chunk, [u8].chunk
+    (reference_type type: [(type_identifier) (primitive_type) (array_type)] @name)
+    (reference_type type: (generic_type type: (type_identifier) @name))
+    (array_type) @name
   ]) @definition.impl
+
+; a trait's required methods (no body) are definitions of their own, with their docs: Buf.chunk
+(trait_item
+  body: (declaration_list
+    (function_signature_item name: (identifier) @name) @definition.function))
 
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
 
