@@ -36,7 +36,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
   a C/C++ header window that only lists declarations (``declaration_prior``), a Python
   window that is mostly documentation passed as arguments (``signature_docs_prior``) and a
-  Python ``@overload`` stub (``overload_prior``); for a pasted report, an issue or
+  Python ``@overload`` stub (``overload_prior``), a method declared without a body
+  (``bodyless_prior``); for a pasted report, an issue or
   pull-request template (``is_report_form``: the report filled it in).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
@@ -169,6 +170,7 @@ DECLARATION_SHARE = 0.3  # of its code lines are function declarations for a win
 PRIOR_SIGNATURE_DOCS = 0.5  # a Python chunk that is mostly documentation passed as arguments
 SIGNATURE_DOC_SHARE = 0.5  # of its non-blank lines inside multi-line strings given to a call
 PRIOR_OVERLOAD = 0.5  # a Python @overload stub: a type signature, the implementation is elsewhere
+PRIOR_BODYLESS = 0.5  # a trait's / interface's method declared without a body: ditto
 PRIOR_GENERATED = 0.7  # a file whose header says it was generated (re2c, fiat-crypto, bundles)
 PRIOR_FORM = 0.5  # an issue / pull-request template, for a pasted report (written in that form)
 PRIOR_CONFIG = 0.7  # the repository's own config (pyproject.toml, tox.ini), for a pasted report
@@ -989,6 +991,36 @@ def is_overload_stub(chunk: Any) -> bool:
     )
 
 
+_BODYLESS_SUFFIXES = (".rs", ".go", ".java", ".ts", ".tsx", ".mts", ".cts")
+_ANNOTATION = re.compile(r"^\s*(?:#\[|@[A-Za-z])")
+
+
+def is_bodyless(chunk: Any) -> bool:
+    """A method declared without a body: a Rust trait's required method, a Go / Java /
+    TypeScript interface method, an abstract method (chunks of their own since chunker 6). Its
+    doc comment says what the method does; the code that does it is in the implementations."""
+    if chunk.kind != "method" or not chunk.path.endswith(_BODYLESS_SUFFIXES):
+        return False
+    code = [
+        ln
+        for ln in chunk.text.split("\n")
+        if ln.strip() and not _COMMENT.match(ln) and not _ANNOTATION.match(ln)
+    ]
+    if not code or any("{" in ln for ln in code):
+        return False
+    return code[-1].rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
+
+
+def bodyless_prior(h: Any, q: Query) -> float:
+    """PRIOR_BODYLESS for a method declared without a body (``is_bodyless``) unless the query
+    is a symbol (``Buf::chunk`` is the declaration): for a question in words the
+    implementation is the answer, and the declaration's doc comment paraphrases the question
+    (echo's ``Context`` interface: "RealIP returns the client's network address …")."""
+    if q.kind == SYMBOL:
+        return 1.0
+    return PRIOR_BODYLESS if is_bodyless(h) else 1.0
+
+
 def overload_prior(h: Any, q: Query) -> float:
     """PRIOR_OVERLOAD for an ``@overload`` stub (``is_overload_stub``) unless the query is a
     symbol: sqlmodel's ``Field`` has three stubs of 45 lines each, full of the parameter names
@@ -1694,6 +1726,7 @@ def rescore(
             * declaration_prior(h, q)
             * signature_docs_prior(h, q)
             * overload_prior(h, q)
+            * bodyless_prior(h, q)
             * generated_prior(h.path, q, generated)
             * config_prior(h, q)
             for s, h in zip(scores, hits, strict=True)

@@ -501,6 +501,69 @@ def test_rust_trait_required_methods_and_impls_for_references():
     assert [c.kind for c in chunk_text("src/ffi.rs", ffi, "rust")] == ["window"]
 
 
+@pytest.mark.parametrize(
+    ("path", "language", "text", "expected"),
+    [
+        (
+            "router.go",
+            "go",
+            """
+            package chi
+
+            // Router routes.
+            type Router interface {
+            \t// Use appends a middleware.
+            \tUse(middlewares ...func(Handler) Handler)
+
+            \tGet(pattern string, h HandlerFunc)
+            }
+            """,
+            [
+                (3, 4, "class", "Router"),
+                (5, 6, "method", "Router.Use"),
+                (8, 9, "method", "Router.Get"),
+            ],
+        ),
+        (
+            "TypeAdapterFactory.java",
+            "java",
+            """
+            /** Creates type adapters. */
+            public interface TypeAdapterFactory {
+              /** Returns an adapter, or null. */
+              <T> TypeAdapter<T> create(Gson gson, TypeToken<T> type);
+            }
+            """,
+            [(1, 2, "class", "TypeAdapterFactory"), (3, 5, "method", "TypeAdapterFactory.create")],
+        ),
+        (
+            "handler.ts",
+            "typescript",
+            """
+            export interface Handler {
+              /** Handles a request. */
+              handle(req: Request): Response;
+            }
+            export abstract class Base {
+              abstract run(): void;
+            }
+            """,
+            [
+                (1, 1, "class", "Handler"),
+                (2, 4, "method", "Handler.handle"),
+                (5, 5, "class", "Base"),
+                (6, 7, "method", "Base.run"),
+            ],
+        ),
+    ],
+)
+def test_interface_methods_are_definitions_of_their_own(path, language, text, expected):
+    text = src(text)
+    chunks = chunk_text(path, text, language)
+    assert [t for t in table(chunks) if t[2] != "window"] == expected
+    check_invariants(text, chunks, code=True)
+
+
 def test_javascript_functions_set_on_an_object_are_qualified_by_it():
     text = src("""
         res.send = function send(body) {

@@ -1487,3 +1487,28 @@ def test_a_generated_scanner_yields_to_the_hand_written_parser():
     assert paths(on) == ["src/blocks.c", "src/scanners.c"]
     assert on[1].score == pytest.approx(0.03241)
     assert on[0].score == pytest.approx(0.0400)
+
+
+def test_a_method_declared_without_a_body_yields_to_its_implementations():
+    """Chunker 6 makes a trait's required methods and interface methods definitions of their
+    own; for a question in words they score PRIOR_BODYLESS (their doc comment paraphrases the
+    question, the code is in the implementations), for a symbol query they keep their score."""
+    from types import SimpleNamespace as C
+
+    rust = C(
+        path="src/buf/buf_impl.rs", kind="method", text="/// A slice.\nfn chunk(&self) -> &[u8];"
+    )
+    go = C(path="context.go", kind="method", text="\t// RealIP returns the IP.\n\tRealIP() string")
+    java = C(path="F.java", kind="method", text="  @Nullable\n  <T> TypeAdapter<T> create(Gson g);")
+    ts = C(path="h.ts", kind="method", text="  /** Handles. */\n  handle(req: Request): Response")
+    body = C(path="src/bytes.rs", kind="method", text="fn chunk(&self) -> &[u8] {\n    self\n}")
+    py = C(path="m.py", kind="method", text="def run(self): ...")  # no braces: not judged
+    window = C(path="src/lib.rs", kind="window", text="fn abs(x: i32) -> i32;")
+    words = parse_query("where is the client's real ip address found")
+    assert [ranking.bodyless_prior(h, words) for h in (rust, go, java, ts)] == [
+        ranking.PRIOR_BODYLESS
+    ] * 4
+    assert [ranking.bodyless_prior(h, words) for h in (body, py, window)] == [1.0, 1.0, 1.0]
+    assert ranking.bodyless_prior(rust, parse_query("Buf::chunk")) == 1.0
+    # a Rust or Java declaration ends with ";" (a `where` clause line does not end it)
+    assert not ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self)\nwhere T: X"))

@@ -16,6 +16,9 @@
 (method_declaration name: (field_identifier) @name) @definition.method
 
 (type_spec name: (type_identifier) @name type: [(struct_type) (interface_type)]) @definition.class
+; an interface's methods are definitions of their own, with their docs: Router.Use
+(type_spec
+  type: (interface_type (method_elem name: (field_identifier) @name) @definition.function))
 ; every other named type is a definition too: type HandlerFunc func(*Context), type Mode uint8,
 ; type Params []Param, type A = B (methods hang on them like on structs)
 (type_spec name: (type_identifier) @name) @definition.class

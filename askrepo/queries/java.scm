@@ -6,8 +6,11 @@
 (record_declaration name: (identifier) @name) @definition.class
 (annotation_type_declaration name: (identifier) @name) @definition.class
 
-; Only methods with a body: abstract/interface declarations stay in their type's header chunk.
 (method_declaration name: (identifier) @name body: (block)) @definition.function
+; an interface's methods, and an abstract class's abstract ones, are definitions of their own
+; with their docs (TypeAdapterFactory.create)
+(interface_body (method_declaration name: (identifier) @name) @definition.function)
+(class_body (method_declaration (modifiers "abstract") name: (identifier) @name) @definition.function)
 (constructor_declaration name: (identifier) @name) @definition.function
 (compact_constructor_declaration name: (identifier) @name) @definition.function
 ; static final TypeAdapter<Boolean> BOOLEAN = new TypeAdapter<Boolean>() { read() … }: the methods

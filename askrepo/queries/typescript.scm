@@ -5,6 +5,10 @@
 (class_declaration name: (type_identifier) @name) @definition.class
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 (interface_declaration name: (type_identifier) @name) @definition.class
+; an interface's methods, and an abstract class's abstract ones, are definitions of their own
+; with their docs (Handler.handle)
+(interface_body (method_signature name: (property_identifier) @name) @definition.function)
+(abstract_method_signature name: (property_identifier) @name) @definition.function
 (enum_declaration name: (identifier) @name) @definition.class
 
 (internal_module name: [(identifier) (nested_identifier)] @name) @definition.namespace
