@@ -22,6 +22,7 @@ from typing import Any
 from .datatypes import CODE, TEST, is_definition
 from .declarations import other_declarations
 from .errors import UsageError
+from .ranking import is_bodyless
 from .receivers import receiver_types
 
 MAX_CALLERS = 200  # callers read from the index for one name
@@ -247,12 +248,15 @@ def find_callers(
         )
     wanted = qualified_name(name)
     last = wanted.rsplit(".", 1)[-1]
+    # a method declared without a body (a trait's or interface's, chunker 6) is counted with
+    # the declarations below, not as a definition — unless it is all the name has
     targets = store.find_symbol(wanted)
+    targets = [d for d in targets if not is_bodyless(d)] or targets
     keys = {(d.path, d.start_line) for d in targets}
     namesakes = [
         c
         for _, c, _ in store.by_symbol([last], limit=200)
-        if is_definition(c.kind) and (c.path, c.start_line) not in keys
+        if is_definition(c.kind) and (c.path, c.start_line) not in keys and not is_bodyless(c)
     ]
     # a trait's bodiless `fn retry(&self, req, result);` whose parameters differ from every
     # target's: `policy.retry(…)` may be a call of it (an implementation outside the index)

@@ -36,6 +36,7 @@ from askrepo.ranking import (
     body_lines,
     callers_subject,
     definition_line,
+    is_bodyless,
     is_constructor,
     mention_factors,
     names_symbol,
@@ -1419,8 +1420,8 @@ def gather_graph(store: Any, hits: Sequence[Any], k: int = CANDIDATES) -> Graph:
         return graph
     only: dict[str, Any] = {}  # a name of the top hits defined once -> that definition
     for _, chunk, _ in rows:
-        if chunk.kind not in DEFINITION_KINDS:
-            continue
+        if chunk.kind not in DEFINITION_KINDS or is_bodyless(chunk):
+            continue  # a declaration without a body counts below, with store.declarations
         last = last_part(chunk.symbol)
         graph.definitions[last] = graph.definitions.get(last, 0) + 1
         if last in names:

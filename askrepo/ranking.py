@@ -1006,6 +1006,8 @@ def is_bodyless(chunk: Any) -> bool:
         for ln in chunk.text.split("\n")
         if ln.strip() and not _COMMENT.match(ln) and not _ANNOTATION.match(ln)
     ]
+    while code and _CLOSER.match(code[-1]):
+        code.pop()  # the type's closing brace, glued to its last member
     if not code or any("{" in ln for ln in code):
         return False
     return code[-1].rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))

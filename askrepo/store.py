@@ -943,8 +943,11 @@ class IndexStore:
     def declarations(self, names: Iterable[str]) -> dict[str, list[int]]:
         """Per name, the parameter counts of the methods of that name that class chunks (a
         trait, an interface, a protocol, an abstract class) declare without a body
-        (``askrepo.declarations``), one per declaration; one scan for all the names."""
-        from .declarations import declared_arities
+        (``askrepo.declarations``), one per declaration; one scan for all the names. Since
+        chunker 6 a Rust trait's, a Go / Java / TypeScript interface's and an abstract method's
+        declaration is a method chunk of its own (``ranking.is_bodyless``): those count too."""
+        from .declarations import arity, declared_arities
+        from .ranking import is_bodyless
 
         names = list(dict.fromkeys(n for n in names if n))
         if not names or self._meta.chunk_count == 0:
@@ -955,7 +958,12 @@ class IndexStore:
         else:
             likes = " OR ".join(_like("text", n, before=True, after=True) for n in names)
             types = [c for _, c, _ in self.where(f"kind = 'class' AND ({likes})", 500)]
-        return {n: [a for c in types for a in declared_arities(c.text, n)] for n in names}
+        out = {n: [a for c in types for a in declared_arities(c.text, n)] for n in names}
+        for _, c, _ in self.by_symbol(names, limit=500):
+            last = (c.symbol or "").rsplit(".", 1)[-1]
+            if last in out and is_bodyless(c) and (a := arity(c.text, last)) is not None:
+                out[last].append(a)
+        return out
 
     def find_symbol(self, name: str) -> list[Chunk]:
         """Exact qualified-symbol matches, else ``.name`` suffix matches, else — for a

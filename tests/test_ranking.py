@@ -1512,3 +1512,5 @@ def test_a_method_declared_without_a_body_yields_to_its_implementations():
     assert ranking.bodyless_prior(rust, parse_query("Buf::chunk")) == 1.0
     # a Rust or Java declaration ends with ";" (a `where` clause line does not end it)
     assert not ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self)\nwhere T: X"))
+    # the last member of a trait carries the trait's closing brace
+    assert ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self);\n}"))
