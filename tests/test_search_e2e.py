@@ -1286,3 +1286,50 @@ def test_a_trace_s_frames_do_not_name_the_file_to_change(tmp_path):
         without = [f.path for f in retriever.search_files(report, off).files]
     assert plain[0] == "tmpl/bccache.py"
     assert without[0] == "tmpl/environment.py"
+
+
+def test_a_trait_method_is_found_by_its_qualified_name(tmp_path):
+    """Real index: ``Buf::chunk`` is the trait's declaration with its docs (a chunk of its own
+    since chunker 6), not the ``fn chunk`` of ``impl Buf for &[u8]`` (which had no qualifier
+    and answered first, bytes's first contact); ``objectTraps.get`` is the method of an object
+    literal (immer)."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "buf.rs").write_text(
+        "/// Read bytes from a buffer.\n"
+        "pub trait Buf {\n"
+        "    /// Returns the number of bytes between the current position and the end.\n"
+        "    fn remaining(&self) -> usize;\n\n"
+        "    /// Returns a slice starting at the current position, of any length up to\n"
+        "    /// `remaining()`: the bytes not yet consumed.\n"
+        "    fn chunk(&self) -> &[u8];\n"
+        "}\n\n"
+        "impl Buf for &[u8] {\n"
+        "    fn remaining(&self) -> usize {\n"
+        "        self.len()\n"
+        "    }\n\n"
+        "    fn chunk(&self) -> &[u8] {\n"
+        "        self\n"
+        "    }\n"
+        "}\n"
+    )
+    (root / "src" / "proxy.ts").write_text(
+        "/** Traps of an object draft. */\n"
+        "export const objectTraps = {\n"
+        "  get(state: State, prop: string) {\n"
+        "    return latest(state)[prop]\n"
+        "  },\n"
+        "  has(state: State, prop: string) {\n"
+        "    return prop in latest(state)\n"
+        "  },\n"
+        "}\n"
+    )
+    write_unrelated(root / "src", ("config", "paths", "logging_setup"))
+    with askrepo_home(tmp_path / "home"):
+        index_repo(root)
+        retriever = Retriever.open(root)
+        chunk = retriever.search("Buf::chunk", SearchOptions(k=3)).hits
+        traps = retriever.search("objectTraps.get", SearchOptions(k=3)).hits
+    assert (chunk[0].symbol, chunk[0].start_line) == ("Buf.chunk", 6)
+    assert chunk[1].symbol == "[u8].chunk"
+    assert traps[0].symbol == "objectTraps.get"
