@@ -3,9 +3,11 @@ or TypeScript interface's ``boolean retry(Request r);``, a Go interface's ``Retr
 Swift protocol's ``func retry()``, an ``abstract`` or C++ pure ``virtual`` method.
 
 The chunker makes a definition of every method *with* a body; a declaration stays inside its
-type's chunk. So when the index holds one definition named ``retry`` (``ServiceBuilder.retry``),
-a call ``policy.retry(…)`` may still mean a trait's ``retry``, implemented outside the index or
-by types whose impls are elsewhere. The evidence card states a call edge by name only for a
+type's chunk (in Rust, Go, Java and TypeScript it is a method chunk of its own since chunker 6:
+``store.declarations`` reads both, ``ranking.is_bodyless`` tells it from a definition). So
+when the index holds one definition named ``retry`` (``ServiceBuilder.retry``), a call
+``policy.retry(…)`` may still mean a trait's ``retry``, implemented outside the index or by
+types whose impls are elsewhere. The evidence card states a call edge by name only for a
 name that cannot mean anything else (``evidence.gather_graph`` counts these declarations as
 namesakes).
 """

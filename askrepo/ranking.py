@@ -1008,8 +1008,8 @@ def is_bodyless(chunk: Any) -> bool:
     ]
     while code and _CLOSER.match(code[-1]):
         code.pop()  # the type's closing brace, glued to its last member
-    if not code or any("{" in ln for ln in code):
-        return False
+    if not code or any("{" in ln or "=>" in ln for ln in code):
+        return False  # a body, or a TypeScript class field's arrow function (``f = (x) => x``)
     return code[-1].rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
 
 

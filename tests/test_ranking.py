@@ -1512,5 +1512,8 @@ def test_a_method_declared_without_a_body_yields_to_its_implementations():
     assert ranking.bodyless_prior(rust, parse_query("Buf::chunk")) == 1.0
     # a Rust or Java declaration ends with ";" (a `where` clause line does not end it)
     assert not ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self)\nwhere T: X"))
+    # a class field holding an arrow function has its body after the arrow
+    field = C(path="w.ts", kind="method", text="  onClick = () => this.update();")
+    assert not ranking.is_bodyless(field)
     # the last member of a trait carries the trait's closing brace
     assert ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self);\n}"))
