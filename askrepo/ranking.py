@@ -1001,16 +1001,17 @@ def is_bodyless(chunk: Any) -> bool:
     doc comment says what the method does; the code that does it is in the implementations."""
     if chunk.kind != "method" or not chunk.path.endswith(_BODYLESS_SUFFIXES):
         return False
-    code = [
-        ln
-        for ln in chunk.text.split("\n")
-        if ln.strip() and not _COMMENT.match(ln) and not _ANNOTATION.match(ln)
-    ]
-    while code and _CLOSER.match(code[-1]):
-        code.pop()  # the type's closing brace, glued to its last member
-    if not code or any("{" in ln or "=>" in ln for ln in code):
-        return False  # a body, or a TypeScript class field's arrow function (``f = (x) => x``)
-    return code[-1].rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
+    last = None  # the last code line that is not a closer (the type's brace glued on)
+    for ln in chunk.text.split("\n"):
+        if not ln.strip() or _COMMENT.match(ln) or _ANNOTATION.match(ln):
+            continue
+        if "{" in ln or "=>" in ln:
+            return False  # a body, or a TypeScript class field's arrow function (``f = (x) => x``)
+        if not _CLOSER.match(ln):
+            last = ln
+    if last is None:
+        return False
+    return last.rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
 
 
 def bodyless_prior(h: Any, q: Query) -> float:
