@@ -20,9 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .datatypes import CODE, TEST, is_definition
-from .declarations import other_declarations
+from .declarations import is_bodyless, other_declarations
 from .errors import UsageError
-from .ranking import is_bodyless
 from .receivers import receiver_types
 
 MAX_CALLERS = 200  # callers read from the index for one name

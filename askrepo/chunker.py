@@ -72,7 +72,7 @@ from askrepo.lines import split_lines
 # JavaScript / TypeScript a function set on an object (``res.send = function``,
 # ``Foo.prototype.bar = …``) or in an object of functions (``const traps = { get() {} }``) is
 # qualified by it; Go, Java and TypeScript interface methods and abstract methods are chunks of
-# their own too (``ranking.is_bodyless`` tells them apart).
+# their own too (``declarations.is_bodyless`` tells them apart).
 CHUNKER_VERSION = "6"
 
 _SIGNATURE_MAX = 200

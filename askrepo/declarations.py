@@ -4,7 +4,7 @@ Swift protocol's ``func retry()``, an ``abstract`` or C++ pure ``virtual`` metho
 
 The chunker makes a definition of every method *with* a body; a declaration stays inside its
 type's chunk (in Rust, Go, Java and TypeScript it is a method chunk of its own since chunker 6:
-``store.declarations`` reads both, ``ranking.is_bodyless`` tells it from a definition). So
+``store.declarations`` reads both, ``is_bodyless`` tells it from a definition). So
 when the index holds one definition named ``retry`` (``ServiceBuilder.retry``), a call
 ``policy.retry(…)`` may still mean a trait's ``retry``, implemented outside the index or by
 types whose impls are elsewhere. The evidence card states a call edge by name only for a
@@ -23,6 +23,39 @@ _INTERFACE = re.compile(r"^[^\n{]*?\b(?:trait|interface|protocol)\b[^\n]*$", re.
 # a method that says it has no body on its own line
 _ABSTRACT = re.compile(r"\b(?:abstract|virtual)\b")
 _COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--)")
+
+
+_BODYLESS_SUFFIXES = (".rs", ".go", ".java", ".ts", ".tsx", ".mts", ".cts")
+# lines that are not code in those languages: a comment (a ``*`` that starts a generator method,
+# ``*gen() {`` or ``*[Symbol.iterator]() {``, is code), a Rust attribute, a Java / TS annotation
+_NOT_CODE = re.compile(r"^\s*(?://|/\*|\*(?![A-Za-z_$\[])|#!?\[|@[A-Za-z])")
+_CLOSER = re.compile(r"^\s*[)\]}>;,]+\s*$")
+
+
+def is_bodyless(chunk) -> bool:
+    """A method chunk declared without a body: a Rust trait's required method, a Go / Java /
+    TypeScript interface method, an abstract method (chunks of their own since chunker 6). Its
+    doc comment says what the method does; the code that does it is in the implementations.
+
+    >>> from types import SimpleNamespace as C
+    >>> is_bodyless(C(path="a.rs", kind="method", text="/// Docs.\\nfn chunk(&self) -> &[u8];"))
+    True
+    >>> is_bodyless(C(path="a.ts", kind="method", text="#secret(): number {\\n  return 1;\\n}"))
+    False
+    """
+    if chunk.kind != "method" or not chunk.path.endswith(_BODYLESS_SUFFIXES):
+        return False
+    last = None  # the last code line that is not a closer (the type's brace glued on)
+    for ln in chunk.text.split("\n"):
+        if not ln.strip() or _NOT_CODE.match(ln):
+            continue
+        if "{" in ln or "=>" in ln:
+            return False  # a body, or a TypeScript class field's arrow function (``f = (x) => x``)
+        if not _CLOSER.match(ln):
+            last = ln
+    if last is None:
+        return False
+    return last.rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
 
 
 @lru_cache(maxsize=512)

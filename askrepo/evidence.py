@@ -24,7 +24,7 @@ from py_rust_stemmers import SnowballStemmer
 
 from askrepo.callers import bare_call, shows_owner, visibly_calls
 from askrepo.datatypes import CODE, DOC, TEST, last_part, symbol_matches
-from askrepo.declarations import other_declarations
+from askrepo.declarations import is_bodyless, other_declarations
 from askrepo.identifiers import STOP_WORDS, split_identifier
 from askrepo.lines import span_hash, split_lines
 from askrepo.query import SYMBOL, Query, parse_query
@@ -36,7 +36,6 @@ from askrepo.ranking import (
     body_lines,
     callers_subject,
     definition_line,
-    is_bodyless,
     is_constructor,
     mention_factors,
     names_symbol,

@@ -107,6 +107,7 @@ from functools import lru_cache
 from typing import Any
 
 from .datatypes import CODE, CONFIG, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
+from .declarations import is_bodyless
 from .identifiers import split_identifier, stem
 from .ingest import is_doc_dir
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
@@ -989,29 +990,6 @@ def is_overload_stub(chunk: Any) -> bool:
         and "overload" in chunk.text
         and bool(_OVERLOAD.search(chunk.text))
     )
-
-
-_BODYLESS_SUFFIXES = (".rs", ".go", ".java", ".ts", ".tsx", ".mts", ".cts")
-_ANNOTATION = re.compile(r"^\s*(?:#\[|@[A-Za-z])")
-
-
-def is_bodyless(chunk: Any) -> bool:
-    """A method declared without a body: a Rust trait's required method, a Go / Java /
-    TypeScript interface method, an abstract method (chunks of their own since chunker 6). Its
-    doc comment says what the method does; the code that does it is in the implementations."""
-    if chunk.kind != "method" or not chunk.path.endswith(_BODYLESS_SUFFIXES):
-        return False
-    last = None  # the last code line that is not a closer (the type's brace glued on)
-    for ln in chunk.text.split("\n"):
-        if not ln.strip() or _COMMENT.match(ln) or _ANNOTATION.match(ln):
-            continue
-        if "{" in ln or "=>" in ln:
-            return False  # a body, or a TypeScript class field's arrow function (``f = (x) => x``)
-        if not _CLOSER.match(ln):
-            last = ln
-    if last is None:
-        return False
-    return last.rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
 
 
 def bodyless_prior(h: Any, q: Query) -> float:

@@ -945,9 +945,8 @@ class IndexStore:
         trait, an interface, a protocol, an abstract class) declare without a body
         (``askrepo.declarations``), one per declaration; one scan for all the names. Since
         chunker 6 a Rust trait's, a Go / Java / TypeScript interface's and an abstract method's
-        declaration is a method chunk of its own (``ranking.is_bodyless``): those count too."""
-        from .declarations import arity, declared_arities
-        from .ranking import is_bodyless
+        declaration is a method chunk of its own (``declarations.is_bodyless``): those count too."""
+        from .declarations import arity, declared_arities, is_bodyless
 
         names = list(dict.fromkeys(n for n in names if n))
         if not names or self._meta.chunk_count == 0:

@@ -9,6 +9,7 @@ import pytest
 
 from askrepo import ranking
 from askrepo.datatypes import Chunk, Hit
+from askrepo.declarations import is_bodyless
 from askrepo.query import TRACE, parse_query
 from askrepo.retriever import rrf
 
@@ -1511,9 +1512,19 @@ def test_a_method_declared_without_a_body_yields_to_its_implementations():
     assert [ranking.bodyless_prior(h, words) for h in (body, py, window)] == [1.0, 1.0, 1.0]
     assert ranking.bodyless_prior(rust, parse_query("Buf::chunk")) == 1.0
     # a Rust or Java declaration ends with ";" (a `where` clause line does not end it)
-    assert not ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self)\nwhere T: X"))
+    assert not is_bodyless(C(path="a.rs", kind="method", text="fn f(&self)\nwhere T: X"))
     # a class field holding an arrow function has its body after the arrow
     field = C(path="w.ts", kind="method", text="  onClick = () => this.update();")
-    assert not ranking.is_bodyless(field)
+    assert not is_bodyless(field)
     # the last member of a trait carries the trait's closing brace
-    assert ranking.is_bodyless(C(path="a.rs", kind="method", text="fn f(&self);\n}"))
+    assert is_bodyless(C(path="a.rs", kind="method", text="fn f(&self);\n}"))
+    # a TypeScript private method (``#x``) and a generator method (``*gen``) have bodies: their
+    # first characters are no comment
+    private = C(path="p.ts", kind="method", text="  #secret(): number {\n    return 1;\n  }")
+    gen = C(path="p.ts", kind="method", text="  *items(): Iterator<T> {\n    yield x;\n  }")
+    assert not is_bodyless(private) and not is_bodyless(gen)
+    # a Go parameter list wrapped onto a line that starts with a pointer type (gorilla/mux's
+    # ``HandleFunc``): that line is code, its ``{`` opens the body
+    wrapped = "func (r *Router) HandleFunc(path string, f func(http.ResponseWriter,\n"
+    wrapped += "\t*http.Request)) *Route {\n\treturn r.NewRoute()\n}"
+    assert not is_bodyless(C(path="mux.go", kind="method", text=wrapped))
