@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 # a type whose methods are declared without bodies, on the header line of a class chunk
 _INTERFACE = re.compile(r"^[^\n{]*?\b(?:trait|interface|protocol)\b[^\n]*$", re.M)
@@ -32,7 +33,7 @@ _NOT_CODE = re.compile(r"^\s*(?://|/\*|\*(?![A-Za-z_$\[])|#!?\[|@[A-Za-z])")
 _CLOSER = re.compile(r"^\s*[)\]}>;,]+\s*$")
 
 
-def is_bodyless(chunk) -> bool:
+def is_bodyless(chunk: Any) -> bool:
     """A method chunk declared without a body: a Rust trait's required method, a Go / Java /
     TypeScript interface method, an abstract method (chunks of their own since chunker 6). Its
     doc comment says what the method does; the code that does it is in the implementations.

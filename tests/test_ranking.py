@@ -1518,8 +1518,8 @@ def test_a_method_declared_without_a_body_yields_to_its_implementations():
     assert not is_bodyless(field)
     # the last member of a trait carries the trait's closing brace
     assert is_bodyless(C(path="a.rs", kind="method", text="fn f(&self);\n}"))
-    # a TypeScript private method (``#x``) and a generator method (``*gen``) have bodies: their
-    # first characters are no comment
+    # a TypeScript private method (``#x``) and a generator method (``*gen``) have bodies: the
+    # ``#`` or ``*`` they start with does not open a comment
     private = C(path="p.ts", kind="method", text="  #secret(): number {\n    return 1;\n  }")
     gen = C(path="p.ts", kind="method", text="  *items(): Iterator<T> {\n    yield x;\n  }")
     assert not is_bodyless(private) and not is_bodyless(gen)
