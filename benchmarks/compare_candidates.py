@@ -1,7 +1,7 @@
 """Score a candidates dump, or compare two, question by question (run by hand).
 
     PYTHONPATH=. .venv/bin/python benchmarks/compare_candidates.py A.json [B.json] [--json]
-        [--list CATEGORY [--max 0.5]]
+        [--list CATEGORY [--max 0.5]] [--diff MIN]
 
 A and B are dumps of ``benchmarks/dump_candidates.py``. For each dump: nDCG@10 over all
 questions, per category (a question's first tag, "-" without one) and per language; hit@1 and
@@ -11,6 +11,10 @@ of the dump's hits). The metrics are askrepo's own: ``askrepo.metrics.ndcg_at_k`
 targets at half gain), ``askrepo.evaluate.is_hit``, ``askrepo.metrics.file_rank``. With B,
 also the questions B gains and loses at hit@1 and hit@5 (A -> B), by ``repo/id``; only the
 questions present in both dumps are compared.
+
+``--diff MIN`` (with B) prints every question whose nDCG@10 moved by at least MIN between the
+dumps, with the first hits of each and the expected targets: what a change did, question by
+question.
 
 ``--list CATEGORY`` (or ``ALL``) prints, for each dump, the questions of that category whose
 nDCG@10 is at most ``--max`` with their top 10 (``R``: covers a relevant target, ``s``: a
@@ -182,6 +186,33 @@ def print_listing(rows: list[dict]) -> None:
         print("   S:", " ".join(span(x) for x in r["secondary"]))
 
 
+def moved(res: dict[str, dict], dumps: dict[str, list[dict]], limit: float) -> list[dict]:
+    """The questions present in both dumps whose nDCG@10 differs by at least ``limit``, in
+    dump order: id, question, both scores, each dump's first six hits and the expected targets."""
+    by_id = {n: {f"{q['repo']}/{q['id']}": q for q in d} for n, d in dumps.items()}
+    out = []
+    for key, a in res["A"].items():
+        b = res["B"].get(key)
+        if b is None or abs(a["ndcg"] - b["ndcg"]) < limit:
+            continue
+        tops = {
+            n: [f"{h['path']}:{h['s']}-{h['e']} {h['sym'] or ''}".strip() for h in q["hits"][:6]]
+            for n, q in ((n, by_id[n][key]) for n in ("A", "B"))
+        }
+        q = by_id["A"][key]
+        out.append(
+            {
+                "id": key,
+                "q": q["q"],
+                "a": a["ndcg"],
+                "b": b["ndcg"],
+                **tops,
+                "expected": [span(x) for x in q["expected"]],
+            }
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("a", metavar="A", type=Path, help="a dump of dump_candidates.py")
@@ -189,7 +220,12 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--list", metavar="CATEGORY", help="list the weak questions of a category")
     ap.add_argument("--max", type=float, default=0.5, help="nDCG@10 limit of --list")
+    ap.add_argument(
+        "--diff", metavar="MIN", type=float, help="with B: the questions whose nDCG@10 moved by MIN"
+    )
     args = ap.parse_args()
+    if args.diff is not None and not args.b:
+        ap.error("--diff compares two dumps: give B too")
 
     dumps = {"A": (args.a, load(args.a))}
     if args.b:
@@ -202,6 +238,8 @@ def main() -> None:
             report[name]["listed"] = listing(res[name], dump, args.list, args.max)
     if args.b:
         report["changes"] = changes(res["A"], res["B"])
+        if args.diff is not None:
+            report["moved"] = moved(res, {n: d for n, (_, d) in dumps.items()}, args.diff)
 
     if args.json:
         json.dump(report, sys.stdout, indent=1)
@@ -229,6 +267,11 @@ def main() -> None:
     else:
         for n in (1, 5):
             print(f"file hit@{n}: {report['A'][f'file_hit{n}']}")
+    for m in report.get("moved", []):
+        print(f"## {m['id']} {m['a']:.3f} -> {m['b']:.3f}  {m['q']}")
+        for name in ("A", "B"):
+            print(f"   {name} " + " | ".join(m[name]))
+        print("   R:", " ".join(m["expected"]))
     if args.list:
         for name in dumps:
             rows = report[name]["listed"]
