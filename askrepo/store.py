@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import config
-from .datatypes import CODE, CONFIG, Chunk, SourceFile
+from .datatypes import CODE, CONFIG, Chunk, SourceFile, last_part
 from .errors import IndexIncompatibleError, NoIndexError, shell_arg
 
 if TYPE_CHECKING:
@@ -959,7 +959,7 @@ class IndexStore:
             types = [c for _, c, _ in self.where(f"kind = 'class' AND ({likes})", 500)]
         out = {n: [a for c in types for a in declared_arities(c.text, n)] for n in names}
         for _, c, _ in self.by_symbol(names, limit=500):
-            last = (c.symbol or "").rsplit(".", 1)[-1]
+            last = last_part(c.symbol)
             if last in out and is_bodyless(c) and (a := arity(c.text, last)) is not None:
                 out[last].append(a)
         return out
