@@ -186,6 +186,11 @@ def print_listing(rows: list[dict]) -> None:
         print("   S:", " ".join(span(x) for x in r["secondary"]))
 
 
+def first_hits(q: dict, n: int = 6) -> list[str]:
+    """A dumped question's first ``n`` hits as ``path:start-end symbol``."""
+    return [f"{h['path']}:{h['s']}-{h['e']} {h['sym'] or ''}".strip() for h in q["hits"][:n]]
+
+
 def moved(res: dict[str, dict], dumps: dict[str, list[dict]], limit: float) -> list[dict]:
     """The questions present in both dumps whose nDCG@10 differs by at least ``limit``, in
     dump order: id, question, both scores, each dump's first six hits and the expected targets."""
@@ -195,10 +200,7 @@ def moved(res: dict[str, dict], dumps: dict[str, list[dict]], limit: float) -> l
         b = res["B"].get(key)
         if b is None or abs(a["ndcg"] - b["ndcg"]) < limit:
             continue
-        tops = {
-            n: [f"{h['path']}:{h['s']}-{h['e']} {h['sym'] or ''}".strip() for h in q["hits"][:6]]
-            for n, q in ((n, by_id[n][key]) for n in ("A", "B"))
-        }
+        tops = {n: first_hits(by_id[n][key]) for n in ("A", "B")}
         q = by_id["A"][key]
         out.append(
             {
