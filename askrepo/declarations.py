@@ -23,7 +23,8 @@ from typing import Any
 _INTERFACE = re.compile(r"^[^\n{]*?\b(?:trait|interface|protocol)\b[^\n]*$", re.M)
 # a method that says it has no body on its own line
 _ABSTRACT = re.compile(r"\b(?:abstract|virtual)\b")
-_COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--)")
+# a comment line (a ``*`` before a name starts a generator method, ``*items() {``: code)
+_COMMENT = re.compile(r"^\s*(?://|#|\*(?![A-Za-z_$\[])|/\*|--)")
 
 
 _BODYLESS_SUFFIXES = (".rs", ".go", ".java", ".ts", ".tsx", ".mts", ".cts")
@@ -187,6 +188,8 @@ def arity(text: str, name: str) -> int | None:
     1
     >>> arity("func (c *context) QueryParams() url.Values {", "QueryParams")
     0
+    >>> arity("  *items(from, to) {", "items")  # a TypeScript generator method
+    2
     """
     code = _code(text)
     m = re.search(rf"\b{re.escape(name)}[ \t]*(?:<[^>\n]*>)?[ \t]*\(", code)
