@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from askrepo import config
-from askrepo.datatypes import Answer, Citation, Hit
+from askrepo.datatypes import Answer, Citation, Hit, last_part
 from askrepo.errors import UsageError
 from askrepo.lines import span_hash, split_lines
 from askrepo.llm import strip_think
@@ -355,7 +355,7 @@ def subject_identifiers(question: str) -> list[str]:
     for a, b in quoted_message_spans(question):
         text = text[:a] + " " * (b - a) + text[b:]
     names = query_identifiers(text)
-    about = [n for n in names if not _ERROR_TYPE.fullmatch(n.rsplit(".", 1)[-1])]
+    about = [n for n in names if not _ERROR_TYPE.fullmatch(last_part(n))]
     return about or names
 
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .datatypes import CODE, TEST, is_definition
+from .datatypes import CODE, TEST, is_definition, last_part
 from .declarations import is_bodyless, other_declarations
 from .errors import UsageError
 from .receivers import receiver_types
@@ -246,7 +246,7 @@ def find_callers(
             "e.g. 'parse_args' or 'Command.main'"
         )
     wanted = qualified_name(name)
-    last = wanted.rsplit(".", 1)[-1]
+    last = last_part(wanted)
     # a method declared without a body (a trait's or interface's, chunker 6) is counted with
     # the declarations below, not as a definition — unless it is all the name has
     targets = store.find_symbol(wanted)

@@ -1128,7 +1128,7 @@ def _calls_in_file(a: Any, b: Any) -> bool:
     if owner:
         if b.kind == "method" and (a.symbol or "").rpartition(".")[0] == owner:
             return True
-        if shows_owner(text, owner.rsplit(".", 1)[-1], name):  # the owner's own name
+        if shows_owner(text, last_part(owner), name):  # the owner's own name
             return True
         if b.kind == "method":
             return False

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .datatypes import last_part
 from .errors import UsageError, at_least
 
 DEFAULT_N = 200
@@ -110,7 +111,7 @@ def quotes_names(query: str, paths: Sequence[str], symbols: Sequence[str]) -> bo
         stem = p.rsplit("/", 1)[-1].split(".", 1)[0]
         names.add(stem)
     for s in symbols:
-        names.add(s.rsplit(".", 1)[-1])
+        names.add(last_part(s))
     low = query.lower()
     for name in names:
         if len(name) >= 3 and re.search(

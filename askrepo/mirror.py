@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .datatypes import Chunk, symbol_matches
+from .datatypes import Chunk, last_part, symbol_matches
 
 Row = tuple[str, Chunk, float]
 
@@ -56,7 +56,7 @@ class Mirror:
             if c.kind == "class":
                 self.types.append(c)
             if c.symbol:
-                self.by_last.setdefault(c.symbol.rsplit(".", 1)[-1], []).append(i)
+                self.by_last.setdefault(last_part(c.symbol), []).append(i)
             for callee in dict.fromkeys(c.calls):
                 self.by_callee.setdefault(callee, []).append(i)
 
@@ -170,7 +170,7 @@ class Mirror:
     def by_symbol(self, names: list[str], classes: Iterable[str] | None, limit: int) -> list[Row]:
         idx = []
         for name in names:
-            for i in self.by_last.get(name.rsplit(".", 1)[-1], []):
+            for i in self.by_last.get(last_part(name), []):
                 sym = self.chunks[i].symbol or ""
                 if symbol_matches(sym, name):
                     idx.append(i)

@@ -773,7 +773,7 @@ def _platform_variant(path: str, symbol: str | None) -> bool:
         return True
     if {w.lower() for w in re.split(r"[_\-.]+", stem)} & (_PLATFORMS | {"win"}):
         return True
-    last = (symbol or "").rsplit(".", 1)[-1]
+    last = last_part(symbol)
     words = {w.lower() for w in re.split(r"[_\-.]+", last)} | set(split_identifier(last))
     return bool(words & (_PLATFORMS - {"windows"}))
 
@@ -1163,7 +1163,7 @@ def symbol_names(q: Query, smart: bool = True) -> list[str]:
         return list(q.identifiers)
     names = [*q.symbols, *q.named]
     if q.symbol:
-        last = q.symbol.rsplit(".", 1)[-1]
+        last = last_part(q.symbol)
         flipped = last[:1].swapcase() + last[1:]
         if flipped != last:
             names.append(q.symbol[: len(q.symbol) - len(last)] + flipped)
@@ -1214,7 +1214,7 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
         stem
     )
     prior = path_prior(chunk.path, chunk.text, q) < 1.0
-    exact = (chunk.symbol or "").rsplit(".", 1)[-1] == last
+    exact = last_part(chunk.symbol) == last
     kind = _KIND_RANK.get(chunk.kind, 3)
     wrong_kind = (q.kind_hint == TYPE_HINT and kind != 0) or (
         q.kind_hint == FUNCTION_HINT and kind not in (1, 2)
@@ -1434,7 +1434,7 @@ def value_definition(
     ``export const EMPTY = …``) before the first nested one (``static EMPTY = …`` in a class;
     none with ``nested=False``).
     """
-    last = name.rsplit(".", 1)[-1]
+    last = last_part(name)
     inner = None
     for c in candidates:
         for line, indent in defining_lines(c.text, last):
@@ -1527,7 +1527,7 @@ def mention_factors(hits: Sequence[Any], q: Query) -> list[float]:
 def question_names(q: Query) -> frozenset[str]:
     """The names a question uses, each whole and by its last dotted part (``Table.widths`` ->
     ``Table.widths``, ``widths``): what ``names_symbol`` compares a candidate with."""
-    return frozenset(n for i in q.identifiers for n in (i, i.rsplit(".", 1)[-1]))
+    return frozenset(n for i in q.identifiers for n in (i, last_part(i)))
 
 
 def callers_subject(q: Query) -> frozenset[str]:
@@ -1553,7 +1553,7 @@ def names_symbol(names: Collection[str], symbol: str | None) -> bool:
     >>> names_symbol({"Table"}, "rich.Table"), names_symbol({"Table"}, "Table.widths")
     (True, False)
     """
-    return bool(symbol) and (symbol in names or symbol.rsplit(".", 1)[-1] in names)
+    return bool(symbol) and (symbol in names or last_part(symbol) in names)
 
 
 def _any_callable(hits: Sequence[Any]) -> bool:
@@ -1672,7 +1672,7 @@ def is_constructor(symbol: str | None, path: str = "") -> bool:
     if last in CONSTRUCTOR_NAMES:
         return True
     ext = os.path.splitext(path)[1].lower()  # of the file name only: not "pkg.v2/Foo"
-    return ext in _CLASS_NAMED_CONSTRUCTORS and last == owner.rsplit(".", 1)[-1]
+    return ext in _CLASS_NAMED_CONSTRUCTORS and last == last_part(owner)
 
 
 def rescore(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config, ranking
-from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition
+from .datatypes import CODE, CONFIG, DOC, TEST, Chunk, Hit, is_definition, last_part
 from .errors import UsageError, at_least, shell_arg
 from .query import (  # noqa: F401 (re-exported)
     NATURAL,
@@ -687,7 +687,7 @@ class Retriever:
         definitions of the name in another naming style (``ranking.style_variants``)."""
         found = self._symbol_matches(names, classes, chunks, notes, {*q.symbols, *q.identifiers})
         if smart and q.named:  # "where is Sha256 defined?": a value line if no definition
-            have = {(c.symbol or "").rsplit(".", 1)[-1] for _, c in found}
+            have = {last_part(c.symbol) for _, c in found}
             for name in q.named:
                 if name in have or name[:1].swapcase() + name[1:] in have:
                     continue
@@ -737,7 +737,7 @@ class Retriever:
         lines = holder.text.split("\n") if holder else []
         at = line - holder.start_line if holder else -1
         text = lines[at] if 0 <= at < len(lines) else ""
-        tag = ranking.typedef_tag(text, name.rsplit(".", 1)[-1])
+        tag = ranking.typedef_tag(text, last_part(name))
         if not tag:
             return []
         matches = self._symbol_matches([tag], classes, chunks, notes)
