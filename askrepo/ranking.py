@@ -365,7 +365,7 @@ def _count(lines: Iterable[str], limit: int | None) -> int:
 def definition_line(lines: Sequence[str], symbol: str | None) -> int:
     """Index of the line that defines ``symbol`` (first code line naming it), else of the first
     line that is neither blank, a comment nor a decorator; 0 if none."""
-    name = (symbol or "").split(".")[-1]
+    name = last_part(symbol)
     pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])") if name else None
     fallback = None
     for i, line in enumerate(lines):
@@ -425,7 +425,7 @@ def wrapper_callee(
             continue
         if getattr(b, "file_class", CODE) != getattr(a, "file_class", CODE):
             continue
-        if b.symbol.split(".")[-1] in calls and resolves(a, b):
+        if last_part(b.symbol) in calls and resolves(a, b):
             return j
     return None
 
@@ -477,11 +477,11 @@ def delegate(
     n = min(DELEGATE_POOL if pool is None else pool, len(out))
     counts: dict[str, int] = {}
     for h in out[:n]:
-        name = (h.symbol or "").split(".")[-1]
+        name = last_part(h.symbol)
         counts[name] = counts.get(name, 0) + 1
 
     def resolves(a: Any, b: Any) -> bool:
-        return counts.get(b.symbol.split(".")[-1]) == 1 or a.path == b.path
+        return counts.get(last_part(b.symbol)) == 1 or a.path == b.path
 
     lengths = [body_lines(h.text, h.symbol, THIN_BODY) for h in out[:n]]
     i = 0
@@ -1209,7 +1209,7 @@ def definition_key(chunk: Any, name: str, base: float, q: Query, first: bool) ->
     6. the fused dense/FTS score.
     """
     stem, _ = split_path(chunk.path)
-    last = name.split(".")[-1]
+    last = last_part(name)
     stem_match = _squash(stem) in (_squash(last), _squash(last) + "s") or _squash(last) in _squash(
         stem
     )
@@ -1310,7 +1310,7 @@ def by_qualifiers(name: str, chunks: Sequence[Any], project: Sequence[str] = ())
             -int(extra_file),
         )
 
-    scored = [(key(c), c) for c in chunks if (c.symbol or "").split(".")[-1] == last]
+    scored = [(key(c), c) for c in chunks if last_part(c.symbol) == last]
     best = max((k for k, _ in scored), default=(0, 0, 0))
     return [c for k, c in scored if k == best and best[0] > 0]
 
@@ -1341,7 +1341,7 @@ def named_definitions(
     found: list[Any] = []
     for c in defs:
         sym = c.symbol or ""
-        if any(symbol_matches(sym, n) for n in names) or sym.split(".")[-1] in names:
+        if any(symbol_matches(sym, n) for n in names) or last_part(sym) in names:
             found.append(c)
     shown: list[tuple[str, int, int]] = []
     for name in names:

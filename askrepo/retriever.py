@@ -475,10 +475,10 @@ class Retriever:
                     ([c for c in order if contains_all(chunks[c].text, phrases)], PHRASE_WEIGHT)
                 )
                 filters.append(f"quoted text boosted: {'; '.join(phrases)}")
-            pinned_last = {(chunks[c].symbol or "").split(".")[-1] for c in symbol_ids}
+            pinned_last = {last_part(chunks[c].symbol) for c in symbol_ids}
             idents = [n for n in names if n not in phrases and n not in q.named]
             # identifiers that name no definition (attributes, parameters): boost their users
-            unpinned = [n.split(".")[-1] for n in idents if n.split(".")[-1] not in pinned_last]
+            unpinned = [last_part(n) for n in idents if last_part(n) not in pinned_last]
             if unpinned:
                 users = [c for c in order if mentions_any(chunks[c].text, unpinned)]
                 extra.append((users, w_mention))
@@ -760,7 +760,7 @@ class Retriever:
         in ``typed`` when given — not the other first-letter case); they join ``chunks``."""
         if not names:
             return []
-        wanted = set(names) | {n.split(".")[-1] for n in names if "." in n}
+        wanted = set(names) | {last_part(n) for n in names if "." in n}
         rows = [
             (cid, chunk)
             for cid, chunk, _ in self.store.by_symbol(wanted, classes, limit=50)
@@ -787,9 +787,9 @@ class Retriever:
                 origin = f"{h.path}:{h.start_line}-{h.end_line}" + (
                     f" ({h.symbol})" if h.symbol else ""
                 )
-                callees = [c for c in h.calls if c and c != (h.symbol or "").split(".")[-1]]
+                callees = [c for c in h.calls if c and c != last_part(h.symbol)]
                 for _, chunk, _ in self.store.by_symbol(callees[:20], classes, limit=20):
-                    name = (chunk.symbol or "").split(".")[-1]
+                    name = last_part(chunk.symbol)
                     if name not in callees or not is_definition(chunk.kind):
                         continue
                     key = (chunk.path, chunk.start_line)
@@ -803,7 +803,7 @@ class Retriever:
                         return out
             frontier = nxt
         for h in hits[:3]:
-            name = (h.symbol or "").split(".")[-1]
+            name = last_part(h.symbol)
             if not name or not is_definition(h.kind):
                 continue
             for _, chunk, _ in self.store.callers(name, classes, limit=3):
