@@ -70,6 +70,50 @@ def analyze(text: str) -> list[str]:
     return out
 
 
+def feedback_terms(
+    texts: Sequence[str],
+    query: str,
+    doc_freq: Any,
+    n_docs: int,
+    limit: int,
+    min_len: int = 3,
+) -> list[str]:
+    """Pseudo-relevance feedback: the words of ``texts`` (the text of the top chunks of a first
+    search) that best describe them, for a second full-text search that finds the code those
+    chunks are about in the code's own words (``ranking`` stage ``feedback``).
+
+    A word's weight is the sum, over the texts it occurs in, of its idf in the index
+    (``doc_freq``: chunks holding an index term; ``n_docs`` chunks in all, the idf of
+    ``LexicalIndex.search``): a word that several top chunks share and that little else holds
+    comes first. Left out: the query's own terms (the first search had them), words shorter
+    than ``min_len``, and a term no other chunk holds (df < 2: it can find nothing new).
+    Returns at most ``limit`` words as written in the first text that has them (lower case),
+    best first, ties in order of appearance; each analyses to its index term again.
+
+    >>> df = {"hashtag": 2, "chop": 2, "trail": 10, "rtrim": 40}.get
+    >>> texts = ["chop_trailing_hashtags(ch)", "cmark_chunk_rtrim(ch); chop(hashtags)"]
+    >>> feedback_terms(texts, "strip the closing hashes", lambda t: df(t, 0), 1000, 3)
+    ['chop', 'hashtags', 'trailing']
+    """
+    skip = set(analyze(query))
+    weight: dict[str, float] = {}
+    word: dict[str, str] = {}
+    for text in texts:
+        seen: set[str] = set()
+        for tok in _TOKEN.findall(text.lower()):
+            t = _term(tok)
+            if t is None or t in seen or t in skip or len(tok) < min_len:
+                continue
+            seen.add(t)
+            df = doc_freq(t)
+            if df < 2:
+                continue
+            weight[t] = weight.get(t, 0.0) + float(np.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
+            word.setdefault(t, tok)
+    best = sorted(weight, key=lambda t: -weight[t])[:limit]  # stable: ties keep first seen
+    return [word[t] for t in best]
+
+
 def name_text(symbol: str | None) -> str:
     """The name field of a chunk: its symbol's words and the symbol itself
     (``Dispatcher.poll_read_head`` → ``dispatcher poll read head Dispatcher.poll_read_head``)."""
@@ -118,6 +162,11 @@ class LexicalIndex:
             found = (1 - b + b * lb / avg_b, 1 - name_b + name_b * ln / avg_n)
             self._norms_of[(b, name_b)] = found
         return found
+
+    def doc_freq(self, term: str) -> int:
+        """How many chunks hold the index term ``term`` (0 if none)."""
+        t = self.term_index(term)
+        return 0 if t is None else int(self.offsets[t + 1]) - int(self.offsets[t])
 
     def term_index(self, term: str) -> int | None:
         key = term.encode("utf-8")

@@ -13,6 +13,13 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   (``best_files``) joins the fusion as one more list, ordered by its dense similarity to the
   question: the right file is found far more often than the right chunk in it, and a chunk
   that neither dense nor FTS put in their global top-N can still win inside its file.
+* ``feedback``: for a natural-language question, the words that best describe the first
+  FEEDBACK_DOCS fused candidates (``lexical.feedback_terms``: shared by them, rare in the
+  index, not the question's own) make a second full-text query, FEEDBACK_TERMS words, whose
+  list joins the fusion at FEEDBACK_WEIGHT (the retriever's wiring; pseudo-relevance
+  feedback). A question names the behaviour in its words (``strip closing hashes``), the
+  code in its own (``chop_trailing_hashtags``, ``rtrim``): the first hits, right or nearly
+  right, know the code's words, and the second list finds the other chunks that use them.
 * ``pathwords``: a natural-language query word matching a file's stem or directory raises that
   file's chunks (``path_word_factor``).
 * ``coherence``: a file with several strong candidates raises its chunks (``coherence_factors``).
@@ -121,6 +128,7 @@ STAGES = (
     "title",
     "defs",
     "infile",
+    "feedback",
     "pathwords",
     "coherence",
     "length",
@@ -179,6 +187,9 @@ TRIVIAL_FACTOR = 0.5
 PINNED_DEFINITIONS = 3  # a symbol query's best definitions are placed first, in this number
 INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured worse)
 INFILE_WEIGHT = 0.25  # RRF weight of that list (a quarter of the dense or FTS list)
+FEEDBACK_DOCS = 3  # the first fused candidates whose words make the feedback query
+FEEDBACK_TERMS = 10  # words in it
+FEEDBACK_WEIGHT = 0.25  # RRF weight of its full-text list (docs/eval.md, session 41)
 LENGTH_BETA = 0.1  # 5 lines x0.87, 20 lines x1.0, 100 lines x1.17, 200+ lines x1.26
 LENGTH_REF = 20
 LENGTH_CAP = 200

@@ -448,6 +448,24 @@ class Retriever:
             weights.append(ranking.PROSE_WEIGHT)
 
         fused = rrf(lists, weights=weights)
+        feedback_ids: list[str] = []
+        if (
+            hybrid
+            and q.kind == NATURAL
+            and "feedback" not in off
+            and ranking.FEEDBACK_TERMS > 0
+            and hasattr(self.store, "feedback_query")
+        ):
+            # the words of the first hits, searched again: the code's own words for the question
+            top = [chunks[c].text for c, _ in fused[: ranking.FEEDBACK_DOCS]]
+            again = self.store.feedback_query(top, q.fts, ranking.FEEDBACK_TERMS)
+            for cid, chunk, _ in self.store.fts(again, n, classes, name_weight) if again else []:
+                chunks.setdefault(cid, chunk)
+                feedback_ids.append(cid)
+            if feedback_ids:
+                lists.append(feedback_ids)
+                weights.append(ranking.FEEDBACK_WEIGHT)
+                fused = rrf(lists, weights=weights)
         infile_ids: list[str] = []
         if hybrid and qvec is not None and q.kind == NATURAL and "infile" not in off:
             # every chunk of the best file competes, ranked by dense similarity within it
@@ -496,6 +514,7 @@ class Retriever:
         dense_rank = {cid: r for r, cid in enumerate(dense_ids, 1)}
         fts_rank = {cid: r for r, cid in enumerate(fts_ids, 1)}
         infile_rank = {cid: r for r, cid in enumerate(infile_ids, 1)}
+        feedback_rank = {cid: r for r, cid in enumerate(feedback_ids, 1)}
         title_rank = {cid: r for r, cid in enumerate(title_ids, 1)}
         prose_rank: dict[str, int] = {}
         for ids in (prose_dense_ids, prose_ids):  # its best rank in the prose's two lists
@@ -506,6 +525,8 @@ class Retriever:
             out = {"dense": dense_rank.get(cid), "fts": fts_rank.get(cid)}
             if cid in infile_rank:  # its rank inside the best file (the infile stage)
                 out["infile"] = infile_rank[cid]
+            if cid in feedback_rank:  # its rank for the first hits' words (the feedback stage)
+                out["feedback"] = feedback_rank[cid]
             if cid in prose_rank:  # its rank in the report's prose lists (the prose stage)
                 out["prose"] = prose_rank[cid]
             if cid in title_rank:  # its rank for the report's title (the title stage)

@@ -808,6 +808,17 @@ class IndexStore:
             return self._run(make)
         return self._by_ids([(r["id"], float(r["_score"])) for r in make(self.table).to_list()])
 
+    def feedback_query(self, texts: Sequence[str], query: str, limit: int) -> str:
+        """A second full-text query made of the words that best describe ``texts`` (the top
+        chunks of a first search), not those of ``query`` (``lexical.feedback_terms``); "" for
+        an index without ``askrepo.lexical``'s files."""
+        lex = self._lexical_index()
+        if lex is None or limit <= 0:
+            return ""
+        from .lexical import feedback_terms
+
+        return " ".join(feedback_terms(texts, query, lex.doc_freq, len(lex), limit))
+
     @property
     def full_text(self) -> str:
         """Which full-text engine answers: ``"askrepo"`` (``askrepo.lexical``'s BM25F) or

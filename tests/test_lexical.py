@@ -93,6 +93,36 @@ def test_classes_filter_ties_and_limits():
     assert [i for i, _ in tie.search("words", 10)] == ["a", "b"]  # index order on ties
 
 
+def test_feedback_terms_worked_numbers():
+    # N = 1000 chunks. idf(df) = ln(1 + (1000 - df + 0.5) / (df + 0.5)): df 2 → 5.992464,
+    # df 10 → 4.557380, df 40 → 3.207453. "chop" and "hashtags" are in both texts:
+    # 2 × 5.992464 = 11.984928 each; "trailing" in one (4.557380), "rtrim" in one (3.207453).
+    # "cmark" and "chunk" are in no other chunk (df 0 → left out), "ch" is too short, and
+    # "closing" is a query term (analyze: "clos").
+    df = {"chop": 2, "hashtag": 2, "trail": 10, "rtrim": 40, "clos": 2}
+    texts = ["chop_trailing_hashtags(ch) closing", "cmark_chunk_rtrim(ch); chop(hashtags)"]
+    got = lexical.feedback_terms(
+        texts, "strip the closing hashes", lambda t: df.get(t, 0), 1000, 10
+    )
+    assert got == ["chop", "hashtags", "trailing", "rtrim"]  # ties: first seen first
+    assert math.log(1 + 998.5 / 2.5) == pytest.approx(5.992464, abs=1e-6)
+    assert math.log(1 + 990.5 / 10.5) == pytest.approx(4.557380, abs=1e-6)
+    assert math.log(1 + 960.5 / 40.5) == pytest.approx(3.207453, abs=1e-6)
+    assert lexical.feedback_terms(texts, "", lambda t: df.get(t, 0), 1000, 2) == [
+        "chop",
+        "hashtags",
+    ]
+    one = {"chop": 1, "hashtag": 1}  # a word only the first hits hold finds nothing new
+    assert lexical.feedback_terms(texts, "", lambda t: one.get(t, 0), 1000, 10) == []
+    assert lexical.feedback_terms([], "x", lambda t: 5, 1000, 10) == []
+
+
+def test_doc_freq_counts_chunks_not_occurrences():
+    ix = _build(DOCS)
+    assert ix.doc_freq("alpha") == 3  # d1 holds it twice, d2 by its name: three chunks
+    assert ix.doc_freq("gamma") == 2 and ix.doc_freq("zeta") == 0
+
+
 def test_reused_postings_equal_a_fresh_build():
     first = _build(DOCS)
     later = [DOCS[2], Doc("d3", "code", "delta epsilon alpha", "Epsilon"), DOCS[0]]
@@ -257,6 +287,7 @@ def test_an_index_built_before_the_lexical_files_uses_lancedb_until_the_next_run
     hits = old.fts("render table", 5)
     assert hits and {c.symbol for _, c, _ in hits} >= {"render_table", "layout_engine"}
     assert old.full_text == "lancedb" and status(old).full_text == "lancedb"
+    assert old.feedback_query(["render_table(rows)"], "render", 10) == ""  # askrepo's index only
     assert "lancedb" == status(old).to_dict()["full_text"]
     index_repo(repo, embedder=emb)  # nothing changed, but the run writes the missing index
     assert open_index(repo).meta().lexical

@@ -66,6 +66,21 @@ def test_infile_stage_brings_in_the_best_files_chunks(retriever):
     assert not any("infile" in h.sources for h in sym.hits)
 
 
+def test_feedback_stage_searches_the_first_hits_words_again(retriever):
+    q = "how does a user session get logged out or expire?"
+    res = retriever.search(q, SearchOptions(k=10))
+    fed = [h for h in res.hits if "feedback" in h.sources]
+    assert fed and min(h.sources["feedback"] for h in fed) == 1
+    top = [h.text for h in res.hits[: ranking.FEEDBACK_DOCS]]
+    words = retriever.store.feedback_query(top, q, ranking.FEEDBACK_TERMS).split()
+    assert 0 < len(words) <= ranking.FEEDBACK_TERMS
+    assert not {"session", "user", "expire"} & set(words)  # the question's own words are out
+    off = retriever.search(q, SearchOptions(k=10, disabled=("feedback",)))
+    assert not any("feedback" in h.sources for h in off.hits)
+    sym = retriever.search("authenticate_user", SearchOptions(k=10))  # a symbol query: never
+    assert not any("feedback" in h.sources for h in sym.hits)
+
+
 @pytest.mark.parametrize(
     "query, path, symbol",
     [
