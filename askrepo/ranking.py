@@ -189,6 +189,7 @@ INFILE_FILES = 1  # the best file's chunks join the fusion (more files measured 
 INFILE_WEIGHT = 0.25  # RRF weight of that list (a quarter of the dense or FTS list)
 FEEDBACK_DOCS = 3  # the first fused candidates whose words make the feedback query
 FEEDBACK_TERMS = 10  # words in it
+FEEDBACK_DEPTH = 50  # hits read from its full-text list
 FEEDBACK_WEIGHT = 0.25  # RRF weight of its full-text list (docs/eval.md, session 41)
 LENGTH_BETA = 0.1  # 5 lines x0.87, 20 lines x1.0, 100 lines x1.17, 200+ lines x1.26
 LENGTH_REF = 20

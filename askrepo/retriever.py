@@ -459,7 +459,8 @@ class Retriever:
             # the words of the first hits, searched again: the code's own words for the question
             top = [chunks[c].text for c, _ in fused[: ranking.FEEDBACK_DOCS]]
             again = self.store.feedback_query(top, q.fts, ranking.FEEDBACK_TERMS)
-            for cid, chunk, _ in self.store.fts(again, n, classes, name_weight) if again else []:
+            depth = min(n, ranking.FEEDBACK_DEPTH) if again else 0
+            for cid, chunk, _ in self.store.fts(again, depth, classes, name_weight):
                 chunks.setdefault(cid, chunk)
                 feedback_ids.append(cid)
             if feedback_ids:
