@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,7 +73,7 @@ def analyze(text: str) -> list[str]:
 def feedback_terms(
     texts: Sequence[str],
     query: str,
-    doc_freq: Any,
+    doc_freq: Callable[[str], int],
     n_docs: int,
     limit: int,
     min_len: int = 3,
