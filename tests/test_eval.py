@@ -530,7 +530,7 @@ def test_parse_config_ablations():
     from askrepo.ranking import STAGES
 
     assert parse_config("hybrid+scope-ranking").disabled == STAGES  # every stage, in order
-    assert len(STAGES) == 25 and STAGES[0] == "adaptive" and STAGES[-1] == "frames"
+    assert len(STAGES) == 26 and STAGES[0] == "adaptive" and STAGES[-1] == "frames"
     o = parse_config("hybrid+scope-trivial").options(5)
     assert o.disabled == ("trivial",) and o.k == 10  # NDCG@10 needs ten hits
     f = parse_config("hybrid+scope+files")

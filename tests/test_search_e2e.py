@@ -464,7 +464,8 @@ def test_full_text_search_runs_beside_the_embedding_and_its_errors_reach_the_cal
 
     monkeypatch.setattr(retriever.store, "fts", fts)
     threaded = [h.location for h in retriever.search(q, SearchOptions(k=8)).hits]
-    assert seen and seen[-1].startswith("askrepo-search")
+    # the question's own list runs in the worker (the feedback stage's one after the fusion)
+    assert seen and seen[0].startswith("askrepo-search")
 
     def inline(fn, *args):  # the same search with the FTS list computed in this thread
         from concurrent.futures import Future
@@ -496,15 +497,17 @@ def test_a_natural_question_reads_the_full_text_list_twice_as_deep(retriever, mo
         return real_fts(query, n, classes)
 
     monkeypatch.setattr(retriever.store, "fts", fts)
-    retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
+    fb = ("feedback",)  # its own full-text query is read at most FEEDBACK_DEPTH deep
+    retriever.search("how is a discount code applied to a price?", SearchOptions(k=8, disabled=fb))
     retriever.search("apply_discount", SearchOptions(k=8))
     retriever.search(
-        "how is a discount code applied to a price?", SearchOptions(k=8, disabled=("deepfts",))
+        "how is a discount code applied to a price?",
+        SearchOptions(k=8, disabled=("deepfts", *fb)),
     )
     assert depths == [100, 50, 50]
     # k = 40 reads 3 x 40 = 120 dense candidates, so 240 full-text ones
     retriever.search("how is a discount code applied to a price?", SearchOptions(k=40))
-    assert depths[-1] == 240
+    assert depths[-2:] == [240, ranking.FEEDBACK_DEPTH]
 
 
 def test_a_natural_question_reads_the_dense_list_twice_as_deep(retriever, monkeypatch):
@@ -571,7 +574,9 @@ def test_a_report_with_fenced_code_gets_a_second_full_text_list_of_its_prose(
     asked.clear()
     embedded.clear()
     retriever.search(PROSE_REPORT, SearchOptions(k=8, disabled=("prose", "title")))
-    retriever.search("how is a discount code applied to a price?", SearchOptions(k=8))
+    retriever.search(
+        "how is a discount code applied to a price?", SearchOptions(k=8, disabled=("feedback",))
+    )
     retriever.search(REPORT, SearchOptions(k=8))  # a report without fences or a title line
     assert len(asked) == 3 and len(embedded) == 3
     # the title stage: the report's first line, when it is prose, is a dense query of its own
@@ -1179,9 +1184,12 @@ def test_search_files_tests_vote_for_the_file_they_test(tmp_path):
     with askrepo_home(tmp_path / "home"):
         index_repo(root)
         retriever = Retriever.open(root)
-        res = retriever.search_files(report, SearchOptions(k=5))
+        # the two modules tie but for the tests' vote (the feedback stage would break the tie)
+        res = retriever.search_files(report, SearchOptions(k=5, disabled=("feedback",)))
         on = res.files
-        off_res = retriever.search_files(report, SearchOptions(k=5, disabled=("testvotes",)))
+        off_res = retriever.search_files(
+            report, SearchOptions(k=5, disabled=("testvotes", "feedback"))
+        )
         off = off_res.files
     # --explain says which test voted for which file
     assert "tests voted: tests/test_billing.py → shop/billing.py" in res.filters
