@@ -635,6 +635,8 @@ def _explain_note(h: Any) -> str:
     note = f"expanded from {h.expanded_from}" if h.expanded_from else h.file_class
     if h.sources.get("infile"):
         note += f", #{h.sources['infile']} in the best file"
+    if h.sources.get("feedback"):
+        note += f", #{h.sources['feedback']} by the first hits' words"
     if h.sources.get("prose"):
         note += f", #{h.sources['prose']} by the report's prose"
     if h.sources.get("title"):

@@ -81,6 +81,14 @@ def test_feedback_stage_searches_the_first_hits_words_again(retriever):
     assert not any("feedback" in h.sources for h in sym.hits)
 
 
+def test_explain_says_which_hits_the_feedback_list_ranked(indexed):
+    root, home, _ = indexed
+    q = "how does a user session get logged out or expire?"
+    p = run_cli("search", q, "--repo", str(root), "-k", "10", "--explain", home=home)
+    assert p.returncode == 0, p.stderr
+    assert "by the first hits' words" in " ".join(p.stdout.split())
+
+
 @pytest.mark.parametrize(
     "query, path, symbol",
     [
