@@ -70,6 +70,11 @@ def analyze(text: str) -> list[str]:
     return out
 
 
+def idf(df: int, n_docs: int) -> float:
+    """BM25's idf of a term ``df`` of ``n_docs`` chunks hold (the module docstring's formula)."""
+    return float(np.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
+
+
 def feedback_terms(
     texts: Sequence[str],
     query: str,
@@ -108,7 +113,7 @@ def feedback_terms(
             df = doc_freq(t)
             if df < 2:
                 continue
-            weight[t] = weight.get(t, 0.0) + float(np.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
+            weight[t] = weight.get(t, 0.0) + idf(df, n_docs)
             word.setdefault(t, tok)
     best = sorted(weight, key=lambda t: -weight[t])[:limit]  # stable: ties keep first seen
     return [word[t] for t in best]
@@ -200,11 +205,10 @@ class LexicalIndex:
             lo, hi = int(self.offsets[t]), int(self.offsets[t + 1])
             docs = np.asarray(self.docs[lo:hi], dtype=np.int64)
             df = hi - lo
-            idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
             tf = np.asarray(self.tf_body[lo:hi], dtype=np.float64) / norm_body[docs]
             if name_weight:
                 tf = tf + name_weight * np.asarray(self.tf_name[lo:hi]) / norm_name[docs]
-            scores[docs] += idf * tf * (k1 + 1) / (k1 + tf)
+            scores[docs] += idf(df, n) * tf * (k1 + 1) / (k1 + tf)
         if classes is not None:
             allowed = set(classes)
             wanted = [i for i, c in enumerate(self.class_names) if c in allowed]

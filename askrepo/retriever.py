@@ -453,13 +453,12 @@ class Retriever:
             hybrid
             and q.kind == NATURAL
             and "feedback" not in off
-            and ranking.FEEDBACK_TERMS > 0
             and hasattr(self.store, "feedback_query")
         ):
             # the words of the first hits, searched again: the code's own words for the question
             top = [chunks[c].text for c, _ in fused[: ranking.FEEDBACK_DOCS]]
-            again = self.store.feedback_query(top, q.fts, ranking.FEEDBACK_TERMS)
-            depth = min(n, ranking.FEEDBACK_DEPTH) if again else 0
+            again = self.store.feedback_query(top, q.fts, ranking.FEEDBACK_TERMS)  # "" for none
+            depth = min(n, ranking.FEEDBACK_DEPTH)
             for cid, chunk, _ in self.store.fts(again, depth, classes, name_weight):
                 chunks.setdefault(cid, chunk)
                 feedback_ids.append(cid)
