@@ -669,6 +669,11 @@ _LEGACY_DIRS = (
     )
     | _EXAMPLE_WORDS
 )
+# names that are a vendored copy in a C / C++ tree (cereal's include/cereal/external/) but a
+# module of the package itself inside a Python package (sympy/external/, setuptools/extern/,
+# imported as ``sympy.external``); Python projects vendor into _vendor/, vendored/, third_party/
+_PACKAGE_MODULE_DIRS = frozenset(("external", "extern", "deps", "bundled"))
+_PYTHON_SOURCE = (".py", ".pyi", ".pyx")
 # a benchmark harness: a directory (benches/, benchmarks/, asv_bench/) or a file named so
 # (benchmark.zig, bench_parser.py, parse_bench.rs); a question using one of the words keeps it
 _BENCH_WORDS = frozenset("bench benches benchmark benchmarks".split())
@@ -795,7 +800,9 @@ def path_prior(path: str, text: str, q: Query) -> float:
 
     PRIOR_LEGACY for a directory named v1, compat, legacy, deprecated, vendor(ed), third_party
     (third-party, 3rdparty), bundled, external, extern, deps (C and C++ projects keep the
-    libraries they bundle there: cereal's ``external/rapidxml``, redis's ``deps/``),
+    libraries they bundle there: cereal's ``external/rapidxml``, redis's ``deps/``; in a
+    Python file below the repository's top directory these four name a module of the package
+    itself, ``sympy/external/``, and keep their place: ``_package_modules``),
     single_include, example(s), sample(s), demo(s) (also as
     the first or last word of a name: ``example-expo/``, ``basic_demo/``; leading ``_``
     ignored), and for a benchmark's file (``is_benchmark``) unless the question speaks of
@@ -813,6 +820,8 @@ def path_prior(path: str, text: str, q: Query) -> float:
     factor = 1.0
     names = {d.lower().lstrip("_") for d in dirs}
     legacy = (names & _LEGACY_DIRS) | {w for d in names for w in _example_words(d)}
+    if legacy & _PACKAGE_MODULE_DIRS and path.lower().endswith(_PYTHON_SOURCE):
+        legacy -= _package_modules(dirs)
     if legacy and not (legacy & q.tokens):
         factor *= PRIOR_LEGACY
     elif is_benchmark(stem, names) and not (_BENCH_QUERY_WORDS & q.tokens):
@@ -829,6 +838,17 @@ def path_prior(path: str, text: str, q: Query) -> float:
     if q.kind == TRACE and is_report_form(path):
         factor *= PRIOR_FORM
     return factor
+
+
+def _package_modules(dirs: Sequence[str]) -> set[str]:
+    """The names among ``_PACKAGE_MODULE_DIRS`` that a Python file's directories use below
+    another directory, as a module of a package (``sympy/external/gmpy.py``); at the top of the
+    repository (``external/pybind11/setup.py``) the directory holds other projects.
+
+    >>> sorted(_package_modules(["sympy", "external"])), sorted(_package_modules(["extern", "x"]))
+    (['external'], [])
+    """
+    return {d.lower().lstrip("_") for d in dirs[1:]} & _PACKAGE_MODULE_DIRS
 
 
 # GitHub's and GitLab's template folders and file names (matched in lower case)

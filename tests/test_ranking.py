@@ -124,6 +124,29 @@ def test_vendored_copies_and_declaration_stubs_yield():
         assert ranking.path_prior(path, "", q) == 1.0, path
 
 
+def test_python_package_modules_named_like_vendored_directories_keep_their_place():
+    """``sympy/external/gmpy.py`` is sympy's own module (imported as ``sympy.external``):
+    Python projects vendor into ``_vendor/``; in C and C++ trees, and at the top of any
+    repository, ``external/`` and its kin still hold other projects' code."""
+    q = parse_query("which gmpy version is used for integers")
+    for path in (
+        "sympy/external/gmpy.py",
+        "setuptools/extern/__init__.py",  # also an __init__: the re-export prior only
+        "src/pkg/deps/resolve.py",
+        "lib/pkg/_bundled/core.pyi",
+    ):
+        want = ranking.PRIOR_REEXPORT if path.endswith(("__init__.py", ".pyi")) else 1.0
+        assert ranking.path_prior(path, "", q) == want, path
+    for path in (
+        "external/pybind11/setup.py",  # a submodule at the top: another project
+        "pip/_vendor/six.py",
+        "pkg/third_party/external/x.py",  # vendored by its other directory
+        "include/cereal/external/base64.hpp",
+        "src/deps/lua/lua.c",
+    ):
+        assert ranking.path_prior(path, "", q) == ranking.PRIOR_LEGACY, path
+
+
 @pytest.mark.parametrize(
     ("question", "yields", "keeps", "asking"),
     [
