@@ -289,4 +289,30 @@ if want rn-maps; then  # android/src/main/java of the npm tarball -> java/ (all 
     src=$(npm_pack react-native-maps@1.18.0)
     copy rn-maps "$src/android/src/main" java
 fi
+if want mio; then  # src/ and Cargo.toml of the crate: the mio event-loop library (Rust)
+    fresh mio
+    src=$(deb librust-mio-dev=0.8.4-1)
+    copy mio "$src/usr/share/cargo/registry/mio-0.8.4" src
+    copy mio "$src/usr/share/cargo/registry/mio-0.8.4" Cargo.toml
+fi
+if want addressable; then  # lib/ of the gem: URI parsing, normalisation and RFC 6570 templates
+    fresh addressable
+    src=$(deb ruby-addressable=2.8.1-1)
+    copy addressable "$src/usr/share/rubygems-integration/all/gems/addressable-2.8.1" lib
+fi
+if want commonmark-php; then  # /usr/share/php/League/CommonMark -> src/ (league/commonmark)
+    fresh commonmark-php
+    src=$(deb "php-league-commonmark=2.3.9-1+deb12u1")
+    copy commonmark-php "$src/usr/share/php/League" CommonMark src
+fi
+if want vision-camera-android; then  # android/src/main/java of the npm tarball -> java/ (Kotlin)
+    fresh vision-camera-android
+    src=$(npm_pack react-native-vision-camera@4.6.4)
+    copy vision-camera-android "$src/android/src/main" java
+fi
+if want vision-camera-ios; then  # ios/ of the same npm tarball (Swift, some Objective-C)
+    fresh vision-camera-ios
+    src=$(npm_pack react-native-vision-camera@4.6.4)
+    copy vision-camera-ios "$src" ios
+fi
 echo "corpora in $ROOT" >&2
