@@ -60,6 +60,75 @@ def is_bodyless(chunk: Any) -> bool:
     return last.rstrip().endswith(";") or not chunk.path.endswith((".rs", ".java"))
 
 
+# the first statement of a body that only says it is not implemented (in any language)
+_NOT_IMPLEMENTED = re.compile(
+    r"^\s*(?:raise\s+NotImplementedError\b|(?:unimplemented|todo)!\s*\(|TODO\s*\("
+    r"|throw\s+(?:new\s+)?(?:UnsupportedOperationException|NotImplementedError"
+    r"|NotImplementedException)\b|fatalError\s*\(|panic\s*\(\s*\"not implemented"
+    r"|throw\s+new\s+Error\s*\(\s*[\"'`][^\"'`]*not implemented)",
+    re.I,
+)
+# after it: the rest of its message, and the closers of the call and the body
+_STUB_TAIL = re.compile(r"""^\s*(?:[rbfu]{0,2}["'`].*|[)\]}]+[;,]?|end)\s*$""")
+# before it, a line that does something: the body is more than the stub
+_STATEMENT = re.compile(r"^\s*(?:return|if|for|while|let|val|var|const|self\.|this\.)\b")
+_DOCSTRING = re.compile(r"""(?s)(\"\"\"|''').*?\1""")
+_PYTHON_SOURCES = (".py", ".pyi")
+# a Python signature (to the colon after its parameters and return type) and what follows it
+_PYTHON_SIGNATURE = re.compile(
+    r"(?s)\s*(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(.*?\)\s*(?:->\s*[^\n]+?)?:(.*)$"
+)
+
+
+def not_implemented(chunk: Any) -> bool:
+    """A function or method whose body only says it is not implemented: Python's ``raise
+    NotImplementedError``, Rust's ``unimplemented!()`` / ``todo!()``, Kotlin's ``TODO()``,
+    Java's ``throw new UnsupportedOperationException()``, Swift's ``fatalError()``, Go's
+    ``panic("not implemented")``, or a Python body of only ``...`` (a protocol's or an
+    abstract method's signature). Like a declaration without a body (``is_bodyless``), it
+    names a behaviour that subclasses or other platforms implement.
+
+    >>> from types import SimpleNamespace as C
+    >>> py = "def read(self, n):\\n    '''Read n bytes.'''\\n    raise NotImplementedError(\\n"
+    >>> not_implemented(C(kind="method", path="io.py", text=py + '        "subclasses"\\n    )'))
+    True
+    >>> rs = "fn select(&self) -> io::Result<()> {\\n    os_required!();\\n    unimplemented!()\\n}"
+    >>> not_implemented(C(kind="method", path="sel.rs", text=rs))
+    False
+    >>> not_implemented(C(kind="method", path="A.kt", text='fun close() {\\n  TODO("later")\\n}'))
+    True
+    >>> body = "def read(self, n):\\n    if n < 0:\\n        raise NotImplementedError"
+    >>> not_implemented(C(kind="method", path="io.py", text=body))
+    False
+    >>> not_implemented(C(kind="method", path="p.py", text="def size(self) -> int: ..."))
+    True
+    >>> not_implemented(C(kind="method", path="p.py", text="def size(self) -> int:\\n    ..."))
+    True
+    >>> not_implemented(C(kind="function", path="p.py", text="def f(x):\\n    if x:\\n        ..."))
+    False
+    """
+    if chunk.kind not in ("function", "method"):
+        return False
+    python = chunk.path.endswith(_PYTHON_SOURCES)
+    text = _DOCSTRING.sub("", chunk.text) if python else chunk.text
+    lines = [
+        ln
+        for ln in text.split("\n")
+        if ln.strip() and not _COMMENT.match(ln) and not ln.lstrip().startswith("@")
+    ]
+    if not lines:
+        return False
+    if python and lines[-1].rstrip().endswith("..."):
+        signature = _PYTHON_SIGNATURE.match("\n".join(lines))
+        return bool(signature) and signature.group(1).strip() == "..."
+    at = next((i for i, ln in enumerate(lines) if _NOT_IMPLEMENTED.match(ln)), None)
+    if not at:  # None, or 0: no signature before it
+        return False
+    if any(_STATEMENT.match(ln) or ln.rstrip().endswith(";") for ln in lines[1:at]):
+        return False
+    return all(_STUB_TAIL.match(ln) for ln in lines[at + 1 :])
+
+
 @lru_cache(maxsize=512)
 def _declaration(name: str) -> re.Pattern[str]:
     n = re.escape(name)

@@ -43,8 +43,8 @@ has a name; ``SearchOptions.disabled`` (and an ``askrepo eval`` config such as
   ``*_darwin.c``, ``init_qnx``) unless the question names a platform (``platform_prior``), and
   a C/C++ header window that only lists declarations (``declaration_prior``), a Python
   window that is mostly documentation passed as arguments (``signature_docs_prior``) and a
-  Python ``@overload`` stub (``overload_prior``), a method declared without a body
-  (``bodyless_prior``); for a pasted report, an issue or
+  Python ``@overload`` stub (``overload_prior``), a method declared without a body or whose
+  body only says it is not implemented (``bodyless_prior``); for a pasted report, an issue or
   pull-request template (``is_report_form``: the report filled it in).
 * ``classes``: for a natural-language question, a class the question does not name scores
   CLASS_DEMOTION when a function or method is a candidate too (``class_factors``). ``ask``
@@ -114,7 +114,7 @@ from functools import lru_cache
 from typing import Any
 
 from .datatypes import CODE, CONFIG, DOC, NON_DEFINITION_KINDS, TEST, last_part, symbol_matches
-from .declarations import is_bodyless
+from .declarations import is_bodyless, not_implemented
 from .identifiers import split_identifier, stem
 from .ingest import is_doc_dir
 from .query import FUNCTION_HINT, NATURAL, SYMBOL, TRACE, TYPE_HINT, Query
@@ -1025,13 +1025,15 @@ def is_overload_stub(chunk: Any) -> bool:
 
 
 def bodyless_prior(h: Any, q: Query) -> float:
-    """PRIOR_BODYLESS for a method declared without a body (``is_bodyless``) unless the query
-    is a symbol (``Buf::chunk`` is the declaration): for a question in words the
-    implementation is the answer, and the declaration's doc comment paraphrases the question
-    (echo's ``Context`` interface: "RealIP returns the client's network address …")."""
+    """PRIOR_BODYLESS for a method declared without a body (``is_bodyless``), or one whose body
+    only says it is not implemented (``not_implemented``: ``raise NotImplementedError``,
+    ``todo!()``, a Python ``...``), unless the query is a symbol (``Buf::chunk`` is the
+    declaration): for a question in words the implementation is the answer, and the
+    declaration's doc comment paraphrases the question (echo's ``Context`` interface: "RealIP
+    returns the client's network address …")."""
     if q.kind == SYMBOL:
         return 1.0
-    return PRIOR_BODYLESS if is_bodyless(h) else 1.0
+    return PRIOR_BODYLESS if is_bodyless(h) or not_implemented(h) else 1.0
 
 
 def overload_prior(h: Any, q: Query) -> float:

@@ -1513,6 +1513,61 @@ def test_a_generated_scanner_yields_to_the_hand_written_parser():
     assert on[0].score == pytest.approx(0.0400)
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "stub"),
+    [
+        ("io.py", 'def read(self, n):\n    """Read."""\n    raise NotImplementedError("x")', True),
+        ("io.py", "async def read(self) -> bytes:\n    ...", True),
+        ("io.py", "def read(\n    self,\n    n: int = f(1),\n) -> bytes: ...", True),
+        ("io.py", "def read(self):\n    if self.closed:\n        raise NotImplementedError", False),
+        ("io.py", "def read(self):\n    pass", False),  # a hook that does nothing on purpose
+        ("sel.rs", "fn select(&self) -> io::Result<()> {\n    todo!()\n}", True),
+        ("sel.rs", "fn select(&self) {\n    let x = 1;\n    unimplemented!()\n}", False),
+        ("A.kt", 'override fun close() {\n  TODO("later")\n}', True),
+        ("A.java", "public void remove() {\n  throw new UnsupportedOperationException();\n}", True),
+        ("A.swift", 'func encode(to e: Encoder) throws {\n  fatalError("abstract")\n}', True),
+        ("a.go", 'func (s *S) Close() error {\n\tpanic("not implemented")\n}', True),
+        ("a.ts", 'read(): Buffer {\n  throw new Error("Method not implemented.");\n}', True),
+        ("a.ts", 'read(): Buffer {\n  throw new Error("closed");\n}', False),
+    ],
+)
+def test_not_implemented_bodies(path, text, stub):
+    """``declarations.not_implemented``: the body is only a not-implemented marker (its
+    message and closers may follow), in each language's words."""
+    from types import SimpleNamespace as C
+
+    from askrepo.declarations import not_implemented
+
+    assert not_implemented(C(path=path, kind="method", text=text)) is stub
+
+
+def test_a_not_implemented_method_chunked_by_tree_sitter_yields():
+    """The real chunker: a base class's ``raise NotImplementedError`` method is a method chunk
+    of its own, and for a question in words it yields to the subclass that implements it."""
+    from askrepo.chunker import chunk_text
+    from askrepo.declarations import not_implemented
+
+    src = (
+        "class Reader:\n"
+        "    def read(self, n):\n"
+        '        """Read up to n bytes from the stream."""\n'
+        "        raise NotImplementedError\n"
+        "\n"
+        "\n"
+        "class FileReader(Reader):\n"
+        "    def read(self, n):\n"
+        '        """Read up to n bytes from the file."""\n'
+        "        return self.f.read(n)\n"
+    )
+    chunks = {c.start_line: c for c in chunk_text("io.py", src, "python") if c.kind == "method"}
+    base, impl = chunks[2], chunks[8]
+    assert (not_implemented(base), not_implemented(impl)) == (True, False)
+    words = parse_query("read bytes from a stream")
+    assert ranking.bodyless_prior(base, words) == ranking.PRIOR_BODYLESS
+    assert ranking.bodyless_prior(impl, words) == 1.0
+    assert ranking.bodyless_prior(base, parse_query("Reader.read")) == 1.0
+
+
 def test_a_method_declared_without_a_body_yields_to_its_implementations():
     """Chunker 6 makes a trait's required methods and interface methods definitions of their
     own; for a question in words they score PRIOR_BODYLESS (their doc comment paraphrases the
@@ -1526,12 +1581,15 @@ def test_a_method_declared_without_a_body_yields_to_its_implementations():
     java = C(path="F.java", kind="method", text="  @Nullable\n  <T> TypeAdapter<T> create(Gson g);")
     ts = C(path="h.ts", kind="method", text="  /** Handles. */\n  handle(req: Request): Response")
     body = C(path="src/bytes.rs", kind="method", text="fn chunk(&self) -> &[u8] {\n    self\n}")
-    py = C(path="m.py", kind="method", text="def run(self): ...")  # no braces: not judged
+    py = C(path="m.py", kind="method", text="def run(self):\n    return self.go()")
     window = C(path="src/lib.rs", kind="window", text="fn abs(x: i32) -> i32;")
+    # a body that only says it is not implemented is no implementation either (session 42)
+    stub = C(path="m.py", kind="method", text="def run(self):\n    raise NotImplementedError")
+    protocol = C(path="m.py", kind="method", text="def run(self) -> None: ...")
     words = parse_query("where is the client's real ip address found")
-    assert [ranking.bodyless_prior(h, words) for h in (rust, go, java, ts)] == [
+    assert [ranking.bodyless_prior(h, words) for h in (rust, go, java, ts, stub, protocol)] == [
         ranking.PRIOR_BODYLESS
-    ] * 4
+    ] * 6
     assert [ranking.bodyless_prior(h, words) for h in (body, py, window)] == [1.0, 1.0, 1.0]
     assert ranking.bodyless_prior(rust, parse_query("Buf::chunk")) == 1.0
     # a Rust or Java declaration ends with ";" (a `where` clause line does not end it)
