@@ -74,6 +74,19 @@ _STUB_TAIL = re.compile(r"""^\s*(?:[rbfu]{0,2}["'`].*|[)\]}]+[;,]?|end)\s*$""")
 _STATEMENT = re.compile(r"^\s*(?:return|if|for|while|let|val|var|const|self\.|this\.)\b")
 _DOCSTRING = re.compile(r"""(?s)(\"\"\"|''').*?\1""")
 _PYTHON_SOURCES = (".py", ".pyi")
+# in the end (the last _STUB_TAIL_CHARS) of every chunk that _NOT_IMPLEMENTED matches, but for
+# a message in capitals or a longer one: a few substring tests decide most chunks
+_STUB_TAIL_CHARS = 300
+_STUB_HINTS = (
+    "NotImplemented",
+    "unimplemented!",
+    "ot implemented",
+    "ot Implemented",
+    "todo!",
+    "TODO(",
+    "UnsupportedOperation",
+    "fatalError",
+)
 # a Python signature (to the colon after its parameters and return type) and what follows it
 _PYTHON_SIGNATURE = re.compile(
     r"(?s)\s*(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(.*?\)\s*(?:->\s*[^\n]+?)?:(.*)$"
@@ -109,7 +122,11 @@ def not_implemented(chunk: Any) -> bool:
     """
     if chunk.kind not in ("function", "method"):
         return False
+    tail = chunk.text[-_STUB_TAIL_CHARS:]  # the marker is the body's last statement
     python = chunk.path.endswith(_PYTHON_SOURCES)
+    ellipsis = python and tail.rstrip().endswith("...")
+    if not ellipsis and not any(h in tail for h in _STUB_HINTS):
+        return False  # most chunks: no marker at all, no line to read
     text = _DOCSTRING.sub("", chunk.text) if python else chunk.text
     lines = [
         ln
@@ -118,7 +135,7 @@ def not_implemented(chunk: Any) -> bool:
     ]
     if not lines:
         return False
-    if python and lines[-1].rstrip().endswith("..."):
+    if ellipsis:
         signature = _PYTHON_SIGNATURE.match("\n".join(lines))
         return bool(signature) and signature.group(1).strip() == "..."
     at = next((i for i, ln in enumerate(lines) if _NOT_IMPLEMENTED.match(ln)), None)

@@ -673,7 +673,6 @@ _LEGACY_DIRS = (
 # module of the package itself inside a Python package (sympy/external/, setuptools/extern/,
 # imported as ``sympy.external``); Python projects vendor into _vendor/, vendored/, third_party/
 _PACKAGE_MODULE_DIRS = frozenset(("external", "extern", "deps", "bundled"))
-_PYTHON_SOURCE = (".py", ".pyi", ".pyx")
 # a benchmark harness: a directory (benches/, benchmarks/, asv_bench/) or a file named so
 # (benchmark.zig, bench_parser.py, parse_bench.rs); a question using one of the words keeps it
 _BENCH_WORDS = frozenset("bench benches benchmark benchmarks".split())
@@ -820,7 +819,7 @@ def path_prior(path: str, text: str, q: Query) -> float:
     factor = 1.0
     names = {d.lower().lstrip("_") for d in dirs}
     legacy = (names & _LEGACY_DIRS) | {w for d in names for w in _example_words(d)}
-    if legacy & _PACKAGE_MODULE_DIRS and path.lower().endswith(_PYTHON_SOURCE):
+    if legacy & _PACKAGE_MODULE_DIRS and path.lower().endswith(_PYTHON_SUFFIXES):
         legacy -= _package_modules(dirs)
     if legacy and not (legacy & q.tokens):
         factor *= PRIOR_LEGACY
