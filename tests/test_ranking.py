@@ -1568,6 +1568,68 @@ def test_a_not_implemented_method_chunked_by_tree_sitter_yields():
     assert ranking.bodyless_prior(base, parse_query("Reader.read")) == 1.0
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "setter"),
+    [
+        (
+            "b.rs",
+            "pub fn on(&mut self, v: bool) -> &mut Self {\n    self.on = v;\n    self\n}",
+            True,
+        ),
+        ("B.java", "public B setAge(int age) {\n  this.age = age;\n  return this;\n}", True),
+        ("c.go", "func (c *Config) SetTimeout(d time.Duration) {\n\tc.timeout = d\n}", True),
+        ("a.php", "public function setName($n) {\n  $this->name = $n;\n  return $this;\n}", True),
+        ("a.ts", "setOptions(o: Options) {\n  this.options = o;\n  this.dirty = true;\n}", True),
+        # a call, a computed value or a third field: more than storing an option
+        (
+            "b.rs",
+            "pub fn on(&mut self, v: bool) -> &mut Self {\n    self.on = f(v);\n    self\n}",
+            False,
+        ),
+        ("a.ts", "set(o) {\n  this.a = o;\n  this.b = o;\n  this.c = o;\n}", False),
+        ("a.ts", "reset() {\n  this.clear();\n}", False),
+        ("a.py", "def same(self, a, b):\n    return a == b", False),
+    ],
+)
+def test_is_setter(path, text, setter):
+    """``ranking.is_setter``: one or two fields given a value that is no call, then at most
+    ``return this`` and the closers."""
+    from types import SimpleNamespace as C
+
+    assert ranking.is_setter(C(path=path, kind="method", text=text)) is setter
+
+
+def test_a_builder_setter_chunked_by_tree_sitter_yields_for_a_question_in_words():
+    """The real chunker: a Rust builder's setter named after a feature is a method chunk; for a
+    question in words it scores PRIOR_SETTER (the feature's code is where the field is read),
+    for a symbol query it keeps its score."""
+    from askrepo.chunker import chunk_text
+
+    src = (
+        "impl Builder {\n"
+        "    /// Enables the adaptive flow control window.\n"
+        "    pub fn adaptive_window(&mut self, enabled: bool) -> &mut Self {\n"
+        "        self.adaptive_window = enabled;\n"
+        "        self\n"
+        "    }\n"
+        "\n"
+        "    /// Grows the window when the bandwidth-delay product says so.\n"
+        "    pub fn update_window(&mut self, bdp: u32) -> u32 {\n"
+        "        let next = bdp.saturating_mul(2);\n"
+        "        self.window = next.min(MAX_WINDOW);\n"
+        "        self.window\n"
+        "    }\n"
+        "}\n"
+    )
+    chunks = {c.symbol: c for c in chunk_text("src/b.rs", src, "rust") if c.kind == "method"}
+    setter, work = chunks["Builder.adaptive_window"], chunks["Builder.update_window"]
+    words = parse_query("adaptive flow control window")
+    assert (ranking.is_setter(setter), ranking.is_setter(work)) == (True, False)
+    assert ranking.setter_prior(setter, words) == ranking.PRIOR_SETTER == 0.7
+    assert ranking.setter_prior(work, words) == 1.0
+    assert ranking.setter_prior(setter, parse_query("Builder::adaptive_window")) == 1.0
+
+
 def test_a_method_declared_without_a_body_yields_to_its_implementations():
     """Chunker 6 makes a trait's required methods and interface methods definitions of their
     own; for a question in words they score PRIOR_BODYLESS (their doc comment paraphrases the
