@@ -1073,7 +1073,8 @@ _GENERATED_QUERY_WORDS = frozenset(
 _SETTER_ASSIGN = re.compile(r"^\s*(?:\$this->|@)?[\w.\[\]>-]+\s*(?:=|\?\?=|\|\|=)\s*[^=(][^(]*$")
 _SETTER_END = re.compile(r"^\s*(?:return\s+\$?(?:self|this)\b;?|self|this|[)\]}]+;?|end)\s*$")
 _ANNOTATION = re.compile(r"^\s*(?:@[A-Za-z_][\w.]*(?:\(.*\))?|#!?\[.*\])\s*$")
-_SETTER_COMMENT = re.compile(r"^\s*(?://|#(?!\[)|/\*|\*|--)")
+_SETTER_CHARS = 1200
+_LINE_COMMENTS = ("//", "#", "/*", "*", "--")
 
 
 def is_setter(chunk: Any) -> bool:
@@ -1096,17 +1097,24 @@ def is_setter(chunk: Any) -> bool:
     >>> is_setter(C(kind="method", path="b.rs", text="#[inline]\\n" + rs + "    self.t = on;\\n}"))
     True
     """
-    if chunk.kind not in ("function", "method") or "=" not in chunk.text:
+    if chunk.kind not in ("function", "method") or len(chunk.text) > _SETTER_CHARS:
+        return False  # longer: more than a setter and its doc comment (and no time to read)
+    if "=" not in chunk.text:
         return False
     text = chunk.text
     if chunk.path.endswith(_PYTHON_SUFFIXES):
         text = _TRIPLE_QUOTED.sub("", text)
-    lines = [
-        ln
-        for ln in text.split("\n")
-        if ln.strip() and not _SETTER_COMMENT.match(ln) and not _ANNOTATION.match(ln)
-    ]
-    if not 2 <= len(lines) <= 6:
+    lines = []
+    for ln in text.split("\n"):
+        t = ln.strip()
+        if not t or t.startswith(_LINE_COMMENTS) and not t.startswith("#["):
+            continue  # blank, or a comment (a Rust attribute is read below)
+        if t[0] in "@#" and _ANNOTATION.match(t):
+            continue
+        lines.append(t)
+        if len(lines) > 6:
+            return False
+    if len(lines) < 2:
         return False
     body = [ln for ln in lines[1:] if ln.strip() != "{" and not _SETTER_END.match(ln)]
     return 1 <= len(body) <= 2 and all(_SETTER_ASSIGN.match(ln.rstrip(";")) for ln in body)
