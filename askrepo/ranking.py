@@ -947,7 +947,6 @@ def declaration_prior(h: Any, q: Query) -> float:
 
 
 _PYTHON_SUFFIXES = (".py", ".pyi")
-_TRIPLE_QUOTED = re.compile(r"""(?s)(\"\"\"|''').*?\1""")
 
 
 def _triple_quotes(text: str) -> list[int]:
@@ -1074,7 +1073,6 @@ _SETTER_ASSIGN = re.compile(r"^\s*(?:\$this->|@)?[\w.\[\]>-]+\s*(?:=|\?\?=|\|\|=
 _SETTER_END = re.compile(r"^\s*(?:return\s+\$?(?:self|this)\b;?|self|this|[)\]}]+;?|end)\s*$")
 _ANNOTATION = re.compile(r"^\s*(?:@[A-Za-z_][\w.]*(?:\(.*\))?|#!?\[.*\])\s*$")
 _SETTER_CHARS = 1200
-_LINE_COMMENTS = ("//", "#", "/*", "*", "--")
 
 
 def is_setter(chunk: Any) -> bool:
@@ -1101,16 +1099,11 @@ def is_setter(chunk: Any) -> bool:
         return False  # longer: more than a setter and its doc comment (and no time to read)
     if "=" not in chunk.text:
         return False
-    text = chunk.text
-    if chunk.path.endswith(_PYTHON_SUFFIXES):
-        text = _TRIPLE_QUOTED.sub("", text)
     lines = []
-    for ln in text.split("\n"):
+    for ln in _code(chunk.text.split("\n")):  # no blank, comment or docstring line
         t = ln.strip()
-        if not t or t.startswith(_LINE_COMMENTS) and not t.startswith("#["):
-            continue  # blank, or a comment (a Rust attribute is read below)
         if t[0] in "@#" and _ANNOTATION.match(t):
-            continue
+            continue  # an annotation, a decorator, a Rust attribute
         lines.append(t)
         if len(lines) > 6:
             return False
